@@ -1,0 +1,19 @@
+// apply(state, event): the only way state changes. Total and deterministic: every event, however
+// out of place, yields a state (an event that makes no sense is recorded as an anomaly and
+// otherwise changes nothing), and the same events always yield the same state.
+#pragma once
+
+#include <cstdint>
+
+#include "statemachine/events.pb.h"
+#include "statemachine/state.h"
+
+namespace gfp::sm {
+
+// Applies `event`, journaled at `seq`, to `state` in place.
+void Apply(State& state, std::uint64_t seq, const events::Event& event);
+
+// Allocation ids are derived from a counter in the state so that decide() stays deterministic.
+AllocationId AllocationIdFor(std::uint64_t number);
+
+}  // namespace gfp::sm

@@ -1,0 +1,140 @@
+// Commands: what the adapters ask the state machine to decide about. Each carries every outside
+// fact it needs, including the time, so decide() needs no I/O and no clock.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "statemachine/events.pb.h"
+#include "statemachine/state.h"
+
+namespace gfp::sm {
+
+struct StartPlugin {
+  Micros now = 0;
+  std::string version;
+  bool fabric_manager_enabled = false;
+  std::string node_name;
+  Micros release_grace = kDefaultReleaseGrace;
+};
+
+struct ObserveInventory {
+  Micros now = 0;
+  std::vector<events::Device> devices;
+  std::vector<std::string> warnings;
+};
+
+struct ObserveModuleMapping {
+  Micros now = 0;
+  std::string path;
+  std::vector<events::ModuleAssignment> assignments;
+};
+
+struct ObserveDeviceHealth {
+  Micros now = 0;
+  Bdf bdf;
+  bool healthy = true;
+  std::string reason;
+};
+
+struct ObserveFabricManagerConnection {
+  Micros now = 0;
+  bool connected = false;
+  std::string address;
+  std::uint32_t connect_params_version = 0;
+  std::string reason;        // when disconnected
+  events::FmResult fm;       // when disconnected by a failed call
+};
+
+// FM's supported-partition table with its isActive flags, and the unsupported list. Records a
+// changed table, and journals and repairs drift between FM's active set and the journal's.
+struct ObserveFabricState {
+  Micros now = 0;
+  std::vector<events::Partition> partitions;
+  // Allocations whose pods still hold their devices (from the latest successful PodResources
+  // List). A partition the journal thinks active but FM does not is re-activated only for them;
+  // when unknown (no successful List yet), every live allocation counts as held.
+  bool pod_holders_known = false;
+  std::vector<AllocationId> held_allocations;
+};
+
+struct ObserveKubeletRestart {
+  Micros now = 0;
+  std::string reason;
+};
+
+// One container request of a kubelet Allocate call.
+struct RequestAllocation {
+  Micros now = 0;
+  std::string resource;
+  std::vector<std::string> device_ids;
+  std::uint32_t container_index = 0;
+};
+
+// The outcome of an FM call the state machine asked for (an Effect).
+struct RecordFabricManagerOutcome {
+  Micros now = 0;
+  IntentKind kind = IntentKind::kActivate;
+  PartitionId partition_id = 0;
+  events::FmResult fm;  // code 0 = success
+};
+
+// PreStartContainer: make sure the devices' partition is active, re-activating it if needed.
+struct EnsurePartitionActive {
+  Micros now = 0;
+  std::vector<Bdf> device_ids;
+};
+
+// One container as PodResources List reported it.
+struct PodContainerDevices {
+  std::string pod_namespace;
+  std::string pod_name;
+  std::string container_name;
+  std::string resource;
+  std::vector<std::string> device_ids;
+};
+
+// Pods seen holding devices: journals AllocationBound the first time an allocation's devices
+// are seen in a container.
+struct ObservePodResources {
+  Micros now = 0;
+  std::vector<PodContainerDevices> containers;
+};
+
+// Release an allocation (its devices are unused) and deactivate its partition.
+struct ReleaseAllocation {
+  Micros now = 0;
+  AllocationId allocation_id;
+  events::AllocationReleased::Reason reason = events::AllocationReleased::REASON_DEVICES_UNUSED;
+  std::string detail;
+};
+
+// Deactivate an active partition that no live allocation owns (adopted, or orphaned by a failed
+// deactivation).
+struct ReleaseOrphanPartition {
+  Micros now = 0;
+  PartitionId partition_id = 0;
+  std::string reason;
+};
+
+// FM restarted in resiliency mode and waits for the active set: hand it the journal's.
+struct ResyncFabricManager {
+  Micros now = 0;
+};
+
+struct RecordResyncOutcome {
+  Micros now = 0;
+  std::vector<PartitionId> partition_ids;
+  events::FmResult fm;
+};
+
+using Command =
+    std::variant<StartPlugin, ObserveInventory, ObserveModuleMapping, ObserveDeviceHealth,
+                 ObserveFabricManagerConnection, ObserveFabricState, ObserveKubeletRestart,
+                 RequestAllocation, RecordFabricManagerOutcome, EnsurePartitionActive,
+                 ObservePodResources, ReleaseAllocation, ReleaseOrphanPartition,
+                 ResyncFabricManager, RecordResyncOutcome>;
+
+}  // namespace gfp::sm

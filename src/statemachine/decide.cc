@@ -1,0 +1,639 @@
+#include "statemachine/decide.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "statemachine/apply.h"
+#include "statemachine/fm_codes.h"
+
+namespace gfp::sm {
+namespace {
+
+using events::Event;
+
+std::string JoinIds(const std::vector<std::string>& ids) {
+  std::string out;
+  for (const auto& id : ids) out += (out.empty() ? "" : ",") + id;
+  return out;
+}
+
+std::string FmText(const events::FmResult& fm) {
+  return fm.name().empty() ? "FM code " + std::to_string(fm.code()) : fm.name();
+}
+
+// Accumulates a decision. Every event is applied to a scratch copy of the state as it is added,
+// so later steps of the same decision see the effect of earlier ones.
+class Builder {
+ public:
+  Builder(const State& state, Micros now) : scratch_(state), now_(now) {}
+
+  const State& state() const { return scratch_; }
+
+  template <typename Body, typename Setter>
+  void Emit(Setter setter, const Body& body) {
+    Event event;
+    event.set_time_unix_micros(now_);
+    *(event.*setter)() = body;
+    Apply(scratch_, scratch_.last_seq + 1, event);
+    decision_.events.push_back(std::move(event));
+  }
+
+  void Effect(const sm::Effect& effect) { decision_.effects.push_back(effect); }
+  void Refuse(std::string why) { decision_.refusal = std::move(why); }
+  void SetAllocation(const AllocationId& id) { decision_.allocation_id = id; }
+  Decision Take() { return std::move(decision_); }
+
+ private:
+  State scratch_;
+  Micros now_;
+  Decision decision_;
+};
+
+#define GFP_EMIT(builder, field, body) (builder).Emit(&Event::mutable_##field, body)
+
+void RejectAllocation(Builder& b, const AllocationId& id, const std::string& reason,
+                      const events::FmResult* fm = nullptr) {
+  events::AllocationRejected rejected;
+  rejected.set_allocation_id(id);
+  rejected.set_reason(reason);
+  if (fm) *rejected.mutable_fm() = *fm;
+  GFP_EMIT(b, allocation_rejected, rejected);
+  b.Refuse(reason);
+}
+
+void Grant(Builder& b, const AllocationId& id, std::optional<PartitionId> partition) {
+  events::AllocationGranted granted;
+  granted.set_allocation_id(id);
+  if (partition) {
+    granted.set_has_partition(true);
+    granted.set_partition_id(*partition);
+  }
+  GFP_EMIT(b, allocation_granted, granted);
+}
+
+void RequestDeactivation(Builder& b, PartitionId pid, const std::string& reason,
+                         const AllocationId& for_allocation) {
+  events::PartitionDeactivationRequested requested;
+  requested.set_partition_id(pid);
+  requested.set_reason(reason);
+  requested.set_for_allocation_id(for_allocation);
+  GFP_EMIT(b, partition_deactivation_requested, requested);
+  b.Effect({Effect::Kind::kDeactivatePartition, pid, {}});
+}
+
+void RequestActivation(Builder& b, PartitionId pid, const AllocationId& for_allocation,
+                       const std::string& reason) {
+  events::PartitionActivationRequested requested;
+  requested.set_partition_id(pid);
+  requested.set_allocation_id(for_allocation);
+  requested.set_reason(reason);
+  GFP_EMIT(b, partition_activation_requested, requested);
+  b.Effect({Effect::Kind::kActivatePartition, pid, {}});
+}
+
+std::string PendingText(const PendingIntent& intent, PartitionId pid) {
+  return "partition " + std::to_string(pid) + " has a pending " + IntentKindName(intent.kind) +
+         " (journal seq " + std::to_string(intent.requested_seq) + "); try again";
+}
+
+// The next step of a Fabric-Manager allocation still in `requested`: clear every other active
+// partition overlapping its GPUs (one deactivation per step), then activate its own partition.
+void ContinueAllocation(Builder& b, const AllocationId& id) {
+  const State& s = b.state();
+  auto it = s.allocations.find(id);
+  if (it == s.allocations.end() || it->second.status != AllocationStatus::kRequested) return;
+  const Allocation& a = it->second;
+  auto target = PartitionWithExactDevices(s, a.devices);
+  if (!target) {
+    RejectAllocation(b, id, "devices " + JoinIds(a.devices) +
+                                " no longer form one partition of the Fabric Manager table");
+    return;
+  }
+  std::set<Bdf> gpus(a.devices.begin(), a.devices.end());
+  for (PartitionId stale : ActivePartitionsOverlapping(s, gpus)) {
+    if (stale == *target) continue;
+    if (auto pending = s.intents.find(stale); pending != s.intents.end()) {
+      RejectAllocation(b, id, PendingText(pending->second, stale));
+      return;
+    }
+    RequestDeactivation(b, stale,
+                        "stale: its GPUs were allocated again by kubelet (" + id + ")", id);
+    return;
+  }
+  if (s.active.count(*target)) {
+    // Already active (idempotent re-request, or an adopted/orphaned partition): no FM call.
+    Grant(b, id, *target);
+    return;
+  }
+  if (auto pending = s.intents.find(*target); pending != s.intents.end()) {
+    RejectAllocation(b, id, PendingText(pending->second, *target));
+    return;
+  }
+  RequestActivation(b, *target, id, "allocation " + id);
+}
+
+// Why `devices` cannot be allocated with Fabric Manager; empty when they can.
+std::string FabricManagerRefusal(const State& s, const std::vector<std::string>& devices) {
+  if (!s.fm_connected) return "Fabric Manager is not connected; refusing to allocate without it";
+  if (s.partitions.empty()) return "the Fabric Manager partition table is not known yet";
+  for (const auto& bdf : devices) {
+    if (!s.module_of_bdf.count(bdf)) return "GPU " + bdf + " has no module id in the mapping";
+  }
+  auto target = PartitionWithExactDevices(s, devices);
+  if (!target) {
+    std::ostringstream why;
+    why << "devices " << JoinIds(devices) << " do not form one Fabric Manager partition";
+    std::vector<std::string> same_size;
+    for (const auto& [pid, p] : s.partitions) {
+      if (p.physical_ids.size() != devices.size()) continue;
+      auto members = DevicesOfPartition(s, p);
+      same_size.push_back(std::to_string(pid) + "=[" +
+                          (members.bdfs.empty() ? members.missing_reason : JoinIds(members.bdfs)) +
+                          "]");
+    }
+    if (same_size.empty()) {
+      why << "; no partition has " << devices.size() << " GPUs";
+    } else {
+      why << "; partitions of " << devices.size() << " GPUs: ";
+      for (std::size_t i = 0; i < same_size.size(); ++i) why << (i ? " " : "") << same_size[i];
+    }
+    return why.str();
+  }
+  const PartitionState& p = s.partitions.at(*target);
+  if (p.degraded()) {
+    return "partition " + std::to_string(p.id) + " is degraded (" +
+           std::to_string(p.nvlinks_available) + "/" + std::to_string(p.max_nvlinks) +
+           " NVLinks" + (p.unsupported ? ", unsupported by Fabric Manager" : "") + ")";
+  }
+  return "";
+}
+
+std::string ValidateRequest(const State& s, const RequestAllocation& r) {
+  if (r.device_ids.empty()) return "empty allocation request for " + r.resource;
+  std::set<std::string> seen;
+  for (const auto& id : r.device_ids) {
+    if (id.empty()) return "empty device id in request for " + r.resource;
+    if (id.size() > kMaxDeviceIdLength) {
+      return "device id \"" + id.substr(0, kMaxDeviceIdLength) + "...\" is longer than " +
+             std::to_string(kMaxDeviceIdLength) + " characters";
+    }
+    for (unsigned char c : id) {
+      if (c == '/' || c == '\\' || c < 0x21 || c > 0x7e) {
+        return "device id \"" + id + "\" contains a path or control character";
+      }
+    }
+    if (id == "." || id == "..") return "device id \"" + id + "\" is not a device";
+    if (!seen.insert(id).second) return "device " + id + " is requested twice";
+    auto device = s.devices.find(id);
+    if (device == s.devices.end()) return "unknown device " + id;
+    if (device->second.resource != r.resource) {
+      return "device " + id + " belongs to " + device->second.resource + ", not " + r.resource;
+    }
+    if (!device->second.healthy) {
+      return "device " + id + " is unhealthy: " + device->second.unhealthy_reason;
+    }
+  }
+  return "";
+}
+
+void DecideRequest(Builder& b, const RequestAllocation& r) {
+  const AllocationId id = AllocationIdFor(b.state().next_allocation_number);
+  b.SetAllocation(id);
+  events::AllocationRequested requested;
+  requested.set_allocation_id(id);
+  requested.set_resource(r.resource);
+  for (const auto& d : r.device_ids) requested.add_device_ids(d);
+  requested.set_container_index(r.container_index);
+  GFP_EMIT(b, allocation_requested, requested);
+
+  std::string refusal = ValidateRequest(b.state(), r);
+  if (refusal.empty() && b.state().fm_enabled) refusal = FabricManagerRefusal(b.state(), r.device_ids);
+  if (!refusal.empty()) {
+    RejectAllocation(b, id, refusal);
+    return;
+  }
+
+  // The kubelet is the authority on which devices are free: older allocations of any of these
+  // devices are over.
+  const std::set<Bdf> wanted(r.device_ids.begin(), r.device_ids.end());
+  std::vector<const Allocation*> previous;
+  for (const auto& [other_id, other] : b.state().allocations) {
+    if (other_id == id || !other.live()) continue;
+    if (std::any_of(other.devices.begin(), other.devices.end(),
+                    [&](const Bdf& d) { return wanted.count(d) > 0; })) {
+      previous.push_back(&other);
+    }
+  }
+  std::vector<std::pair<AllocationId, bool>> to_end;  // id, same device set
+  for (const Allocation* other : previous) {
+    std::set<Bdf> theirs(other->devices.begin(), other->devices.end());
+    to_end.emplace_back(other->id, theirs == wanted);
+  }
+  for (const auto& [other_id, same_set] : to_end) {
+    const Allocation& other = b.state().allocations.at(other_id);
+    if (other.status == AllocationStatus::kRequested) {
+      // Its own caller gets the refusal; this request goes on.
+      events::AllocationRejected rejected;
+      rejected.set_allocation_id(other_id);
+      rejected.set_reason("superseded by " + id + " before it completed");
+      GFP_EMIT(b, allocation_rejected, rejected);
+      continue;
+    }
+    events::AllocationReleased released;
+    released.set_allocation_id(other_id);
+    released.set_reason(same_set ? events::AllocationReleased::REASON_SUPERSEDED
+                                 : events::AllocationReleased::REASON_DEVICES_REALLOCATED);
+    released.set_detail("kubelet allocated its devices again (" + id + ")");
+    GFP_EMIT(b, allocation_released, released);
+  }
+
+  if (!b.state().fm_enabled) {
+    Grant(b, id, std::nullopt);
+    return;
+  }
+  ContinueAllocation(b, id);
+}
+
+void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
+  auto pending = b.state().intents.find(o.partition_id);
+  if (pending == b.state().intents.end() || pending->second.kind != o.kind) {
+    b.Refuse("no pending " + std::string(IntentKindName(o.kind)) + " for partition " +
+             std::to_string(o.partition_id));
+    return;
+  }
+  const AllocationId for_allocation = pending->second.allocation_id;
+  auto requested_allocation = [&]() -> bool {
+    auto it = b.state().allocations.find(for_allocation);
+    return it != b.state().allocations.end() &&
+           it->second.status == AllocationStatus::kRequested;
+  };
+  b.SetAllocation(for_allocation);
+
+  if (o.kind == IntentKind::kDeactivate) {
+    if (o.fm.code() == kFmSuccess || o.fm.code() == kFmUninitialized) {
+      events::PartitionDeactivated done;
+      done.set_partition_id(o.partition_id);
+      done.set_was_already_inactive(o.fm.code() == kFmUninitialized);
+      GFP_EMIT(b, partition_deactivated, done);
+      if (requested_allocation()) ContinueAllocation(b, for_allocation);
+      return;
+    }
+    events::PartitionDeactivationFailed failed;
+    failed.set_partition_id(o.partition_id);
+    *failed.mutable_fm() = o.fm;
+    GFP_EMIT(b, partition_deactivation_failed, failed);
+    if (requested_allocation()) {
+      RejectAllocation(b, for_allocation,
+                       "could not deactivate stale partition " + std::to_string(o.partition_id) +
+                           ": " + FmText(o.fm) + (o.fm.message().empty() ? "" : " (" + o.fm.message() + ")"),
+                       &o.fm);
+    } else {
+      b.Refuse("could not deactivate partition " + std::to_string(o.partition_id) + ": " +
+               FmText(o.fm));
+    }
+    return;
+  }
+
+  if (o.fm.code() == kFmSuccess) {
+    events::PartitionActivated done;
+    done.set_partition_id(o.partition_id);
+    done.set_allocation_id(for_allocation);
+    GFP_EMIT(b, partition_activated, done);
+    if (requested_allocation()) Grant(b, for_allocation, o.partition_id);
+    return;
+  }
+  events::PartitionActivationFailed failed;
+  failed.set_partition_id(o.partition_id);
+  failed.set_allocation_id(for_allocation);
+  *failed.mutable_fm() = o.fm;
+  GFP_EMIT(b, partition_activation_failed, failed);
+  const std::string why = "Fabric Manager could not activate partition " +
+                          std::to_string(o.partition_id) + ": " + FmText(o.fm) +
+                          (o.fm.message().empty() ? "" : " (" + o.fm.message() + ")");
+  if (requested_allocation()) {
+    RejectAllocation(b, for_allocation, why, &o.fm);
+  } else {
+    b.Refuse(why);
+  }
+}
+
+void DecideEnsureActive(Builder& b, const EnsurePartitionActive& e) {
+  const State& s = b.state();
+  if (!s.fm_enabled) return;
+  const std::set<Bdf> wanted(e.device_ids.begin(), e.device_ids.end());
+  const Allocation* owner = nullptr;
+  for (const auto& [id, a] : s.allocations) {
+    if (!a.live() || a.status == AllocationStatus::kRequested) continue;
+    if (std::set<Bdf>(a.devices.begin(), a.devices.end()) == wanted) owner = &a;  // newest wins
+  }
+  if (!owner || !owner->partition) {
+    b.Refuse("no granted allocation holds exactly devices " + JoinIds(e.device_ids));
+    return;
+  }
+  const PartitionId pid = *owner->partition;
+  b.SetAllocation(owner->id);
+  if (s.active.count(pid)) return;
+  if (auto pending = s.intents.find(pid); pending != s.intents.end()) {
+    b.Refuse(PendingText(pending->second, pid));
+    return;
+  }
+  std::set<Bdf> gpus(owner->devices.begin(), owner->devices.end());
+  auto overlapping = ActivePartitionsOverlapping(s, gpus);
+  if (!overlapping.empty()) {
+    b.Refuse("partition " + std::to_string(pid) + " cannot be re-activated: its GPUs are in " +
+             "active partition " + std::to_string(overlapping.front()));
+    return;
+  }
+  RequestActivation(b, pid, owner->id, "re-activation before container start");
+}
+
+// Partitions that are active, in transition, or granted to a live allocation.
+std::set<PartitionId> PartitionsInUse(const State& s) {
+  std::set<PartitionId> out;
+  for (const auto& [pid, active] : s.active) out.insert(pid);
+  for (const auto& [pid, intent] : s.intents) out.insert(pid);
+  for (const auto& [id, a] : s.allocations) {
+    if (a.partition) out.insert(*a.partition);
+  }
+  return out;
+}
+
+bool SameTable(const State& s, const std::map<PartitionId, PartitionState>& table) {
+  return s.partitions == table;
+}
+
+void DecideFabricState(Builder& b, const ObserveFabricState& f) {
+  std::map<PartitionId, PartitionState> table;
+  std::set<PartitionId> fm_active;
+  events::PartitionTableObserved observed;
+  for (const auto& p : f.partitions) {
+    if (table.count(p.id())) {
+      b.Refuse("Fabric Manager listed partition " + std::to_string(p.id()) + " twice");
+      return;
+    }
+    PartitionState ps;
+    ps.id = p.id();
+    ps.physical_ids.assign(p.physical_ids().begin(), p.physical_ids().end());
+    ps.nvlinks_available = p.nvlinks_available();
+    ps.max_nvlinks = p.max_nvlinks();
+    ps.unsupported = p.unsupported();
+    table[p.id()] = ps;
+    if (p.active()) fm_active.insert(p.id());
+    *observed.add_partitions() = p;
+  }
+  if (!SameTable(b.state(), table)) {
+    // FM's tables are static; a change to a partition in use would orphan a VM's GPUs, so it is
+    // refused (and reported) rather than recorded.
+    for (PartitionId pid : PartitionsInUse(b.state())) {
+      auto before = b.state().partitions.find(pid);
+      auto after = table.find(pid);
+      if (before != b.state().partitions.end() &&
+          (after == table.end() || after->second.physical_ids != before->second.physical_ids)) {
+        b.Refuse("Fabric Manager changed the GPUs of partition " + std::to_string(pid) +
+                 " while it is in use; keeping the journal's table");
+        return;
+      }
+    }
+    GFP_EMIT(b, partition_table_observed, observed);
+  }
+
+  // Transitions in flight will report their own outcome; judge drift only when none is.
+  if (!b.state().intents.empty()) return;
+
+  std::vector<std::pair<PartitionId, AllocationId>> lost;  // journal-only, with owner
+  for (const auto& [pid, active] : std::map<PartitionId, ActivePartition>(b.state().active)) {
+    if (fm_active.count(pid)) continue;
+    events::DriftDetected drift;
+    drift.set_partition_id(pid);
+    drift.set_kind(events::DriftDetected::KIND_ACTIVE_IN_JOURNAL_ONLY);
+    drift.set_detail("journal has partition " + std::to_string(pid) +
+                     " active, Fabric Manager reports it inactive");
+    GFP_EMIT(b, drift_detected, drift);
+    if (!active.owner.empty()) lost.emplace_back(pid, active.owner);
+  }
+  for (PartitionId pid : fm_active) {
+    if (b.state().active.count(pid)) continue;
+    events::DriftDetected drift;
+    drift.set_partition_id(pid);
+    drift.set_kind(events::DriftDetected::KIND_ACTIVE_IN_FM_ONLY);
+    drift.set_detail("Fabric Manager has partition " + std::to_string(pid) +
+                     " active without a journaled activation; adopted");
+    GFP_EMIT(b, drift_detected, drift);
+  }
+  const std::set<AllocationId> held(f.held_allocations.begin(), f.held_allocations.end());
+  for (const auto& [pid, owner] : lost) {
+    auto a = b.state().allocations.find(owner);
+    if (a == b.state().allocations.end() || !a->second.live()) continue;
+    if (f.pod_holders_known && !held.count(owner)) continue;
+    std::set<Bdf> gpus(a->second.devices.begin(), a->second.devices.end());
+    if (!ActivePartitionsOverlapping(b.state(), gpus).empty()) continue;
+    RequestActivation(b, pid, owner, "drift repair: a pod still holds its GPUs");
+  }
+}
+
+void DecidePods(Builder& b, const ObservePodResources& o) {
+  std::vector<events::AllocationBound> bound;
+  for (const auto& [id, a] : b.state().allocations) {
+    if (a.status != AllocationStatus::kGranted) continue;
+    const std::set<Bdf> mine(a.devices.begin(), a.devices.end());
+    for (const auto& c : o.containers) {
+      if (c.resource != a.resource ||
+          std::none_of(c.device_ids.begin(), c.device_ids.end(),
+                       [&](const std::string& d) { return mine.count(d) > 0; })) {
+        continue;
+      }
+      events::AllocationBound event;
+      event.set_allocation_id(id);
+      event.set_pod_namespace(c.pod_namespace);
+      event.set_pod_name(c.pod_name);
+      event.set_container_name(c.container_name);
+      bound.push_back(std::move(event));
+      break;
+    }
+  }
+  for (const auto& event : bound) GFP_EMIT(b, allocation_bound, event);
+}
+
+void DecideRelease(Builder& b, const ReleaseAllocation& r) {
+  auto it = b.state().allocations.find(r.allocation_id);
+  if (it == b.state().allocations.end() || !it->second.live()) {
+    b.Refuse("allocation " + r.allocation_id + " is not live");
+    return;
+  }
+  if (it->second.status == AllocationStatus::kRequested) {
+    b.Refuse("allocation " + r.allocation_id + " is still being decided");
+    return;
+  }
+  const std::optional<PartitionId> partition = it->second.partition;
+  events::AllocationReleased released;
+  released.set_allocation_id(r.allocation_id);
+  released.set_reason(r.reason);
+  released.set_detail(r.detail);
+  GFP_EMIT(b, allocation_released, released);
+  if (!partition) return;
+  auto active = b.state().active.find(*partition);
+  if (active == b.state().active.end() || !active->second.owner.empty() ||
+      b.state().intents.count(*partition)) {
+    return;
+  }
+  RequestDeactivation(b, *partition, "allocation " + r.allocation_id + " released", "");
+}
+
+void DecideOrphan(Builder& b, const ReleaseOrphanPartition& r) {
+  auto active = b.state().active.find(r.partition_id);
+  if (active == b.state().active.end()) {
+    b.Refuse("partition " + std::to_string(r.partition_id) + " is not active");
+    return;
+  }
+  if (!active->second.owner.empty()) {
+    b.Refuse("partition " + std::to_string(r.partition_id) + " is owned by allocation " +
+             active->second.owner);
+    return;
+  }
+  if (auto pending = b.state().intents.find(r.partition_id); pending != b.state().intents.end()) {
+    b.Refuse(PendingText(pending->second, r.partition_id));
+    return;
+  }
+  RequestDeactivation(b, r.partition_id, r.reason, "");
+}
+
+std::vector<events::Device> SortedDevices(std::vector<events::Device> devices) {
+  std::sort(devices.begin(), devices.end(),
+            [](const auto& x, const auto& y) { return x.bdf() < y.bdf(); });
+  return devices;
+}
+
+bool SameInventory(const State& s, const ObserveInventory& o) {
+  if (s.devices.size() != o.devices.size()) return false;
+  if (s.inventory_warnings != o.warnings) return false;
+  for (const auto& d : o.devices) {
+    auto it = s.devices.find(d.bdf());
+    if (it == s.devices.end()) return false;
+    const DeviceState& have = it->second;
+    if (have.resource != d.resource() || have.device_id != d.device_id() ||
+        have.iommu_group != d.iommu_group() || have.numa_node != std::max(0, d.numa_node())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+struct Dispatch {
+  Builder& b;
+
+  void operator()(const StartPlugin& c) {
+    events::PluginStarted e;
+    e.set_version(c.version);
+    e.set_fabric_manager_enabled(c.fabric_manager_enabled);
+    e.set_node_name(c.node_name);
+    e.set_release_grace_micros(c.release_grace);
+    GFP_EMIT(b, plugin_started, e);
+  }
+  void operator()(const ObserveInventory& c) {
+    if (SameInventory(b.state(), c)) return;
+    events::InventoryObserved e;
+    for (auto& d : SortedDevices(c.devices)) *e.add_devices() = d;
+    for (const auto& w : c.warnings) e.add_warnings(w);
+    GFP_EMIT(b, inventory_observed, e);
+  }
+  void operator()(const ObserveModuleMapping& c) {
+    std::map<Bdf, ModuleId> wanted;
+    for (const auto& a : c.assignments) wanted[a.bdf()] = a.module_id();
+    if (wanted == b.state().module_of_bdf && c.path == b.state().module_mapping_path) return;
+    // A new mapping must not move the GPUs of a partition in use.
+    for (PartitionId pid : PartitionsInUse(b.state())) {
+      auto partition = b.state().partitions.find(pid);
+      if (partition == b.state().partitions.end()) continue;
+      for (ModuleId module : partition->second.physical_ids) {
+        auto before = b.state().bdf_of_module.find(module);
+        std::string after;
+        for (const auto& [bdf, m] : wanted) {
+          if (m == module) after = bdf;
+        }
+        if (before != b.state().bdf_of_module.end() && before->second != after) {
+          b.Refuse("module mapping " + c.path + " moves module " + std::to_string(module) +
+                   " of partition " + std::to_string(pid) + " (in use) from " + before->second +
+                   " to " + (after.empty() ? "nowhere" : after));
+          return;
+        }
+      }
+    }
+    events::ModuleMappingLoaded e;
+    e.set_path(c.path);
+    for (const auto& [bdf, module] : wanted) {
+      auto* a = e.add_assignments();
+      a->set_bdf(bdf);
+      a->set_module_id(module);
+    }
+    GFP_EMIT(b, module_mapping_loaded, e);
+  }
+  void operator()(const ObserveDeviceHealth& c) {
+    auto it = b.state().devices.find(c.bdf);
+    if (it == b.state().devices.end()) {
+      b.Refuse("unknown device " + c.bdf);
+      return;
+    }
+    if (it->second.healthy == c.healthy) return;
+    events::DeviceHealthChanged e;
+    e.set_bdf(c.bdf);
+    e.set_healthy(c.healthy);
+    e.set_reason(c.reason);
+    GFP_EMIT(b, device_health_changed, e);
+  }
+  void operator()(const ObserveFabricManagerConnection& c) {
+    if (c.connected) {
+      if (b.state().fm_connected && b.state().fm_address == c.address) return;
+      events::FabricManagerConnected e;
+      e.set_address(c.address);
+      e.set_connect_params_version(c.connect_params_version);
+      GFP_EMIT(b, fabric_manager_connected, e);
+    } else {
+      if (!b.state().fm_connected) return;
+      events::FabricManagerDisconnected e;
+      e.set_reason(c.reason);
+      *e.mutable_fm() = c.fm;
+      GFP_EMIT(b, fabric_manager_disconnected, e);
+    }
+  }
+  void operator()(const ObserveFabricState& c) { DecideFabricState(b, c); }
+  void operator()(const ObserveKubeletRestart& c) {
+    events::KubeletRestartObserved e;
+    e.set_reason(c.reason);
+    GFP_EMIT(b, kubelet_restart_observed, e);
+  }
+  void operator()(const RequestAllocation& c) { DecideRequest(b, c); }
+  void operator()(const RecordFabricManagerOutcome& c) { DecideOutcome(b, c); }
+  void operator()(const EnsurePartitionActive& c) { DecideEnsureActive(b, c); }
+  void operator()(const ObservePodResources& c) { DecidePods(b, c); }
+  void operator()(const ReleaseAllocation& c) { DecideRelease(b, c); }
+  void operator()(const ReleaseOrphanPartition& c) { DecideOrphan(b, c); }
+  void operator()(const ResyncFabricManager&) {
+    Effect effect{Effect::Kind::kSetActivatedPartitions, 0, {}};
+    for (const auto& [pid, active] : b.state().active) effect.partition_ids.push_back(pid);
+    b.Effect(effect);
+  }
+  void operator()(const RecordResyncOutcome& c) {
+    events::FabricManagerResynced e;
+    for (PartitionId pid : c.partition_ids) e.add_partition_ids(pid);
+    *e.mutable_fm() = c.fm;
+    GFP_EMIT(b, fabric_manager_resynced, e);
+    if (c.fm.code() != kFmSuccess) {
+      b.Refuse("Fabric Manager refused the active partition list: " + FmText(c.fm));
+    }
+  }
+};
+
+Micros TimeOf(const Command& command) {
+  return std::visit([](const auto& c) { return c.now; }, command);
+}
+
+}  // namespace
+
+Decision Decide(const State& state, const Command& command) {
+  Builder builder(state, TimeOf(command));
+  std::visit(Dispatch{builder}, command);
+  return builder.Take();
+}
+
+}  // namespace gfp::sm

@@ -1,0 +1,110 @@
+#include "statemachine/invariants.h"
+
+#include <charconv>
+#include <set>
+
+namespace gfp::sm {
+namespace {
+
+std::string P(PartitionId id) { return "partition " + std::to_string(id); }
+
+}  // namespace
+
+Status CheckInvariants(const State& s) {
+  // No GPU is in two active partitions.
+  std::map<Bdf, PartitionId> holder;
+  for (const auto& [pid, active] : s.active) {
+    auto partition = s.partitions.find(pid);
+    if (partition == s.partitions.end()) continue;  // table changed under an active partition
+    for (ModuleId module : partition->second.physical_ids) {
+      auto bdf = s.bdf_of_module.find(module);
+      if (bdf == s.bdf_of_module.end()) continue;
+      auto [it, fresh] = holder.emplace(bdf->second, pid);
+      if (!fresh) {
+        return Internal("GPU " + bdf->second + " is in active " + P(it->second) + " and " + P(pid));
+      }
+    }
+  }
+
+  // Every active partition is owned by a live allocation that points back at it, adopted, or
+  // ownerless (its owner was released and its deactivation is pending or will be retried).
+  for (const auto& [pid, active] : s.active) {
+    if (active.adopted && !active.owner.empty()) {
+      return Internal(P(pid) + " is both adopted and owned by " + active.owner);
+    }
+    if (active.owner.empty()) continue;
+    auto owner = s.allocations.find(active.owner);
+    if (owner == s.allocations.end() || !owner->second.live()) {
+      return Internal(P(pid) + " is owned by allocation " + active.owner + " which is not live");
+    }
+    if (owner->second.partition != pid) {
+      return Internal(P(pid) + " is owned by allocation " + active.owner +
+                      " which was granted another partition");
+    }
+  }
+
+  // A partition has at most one transition in flight, consistent with its activity.
+  for (const auto& [pid, intent] : s.intents) {
+    const bool is_active = s.active.count(pid) > 0;
+    if (intent.kind == IntentKind::kActivate && is_active) {
+      return Internal(P(pid) + " has a pending activation but is already active");
+    }
+    if (intent.kind == IntentKind::kDeactivate && !is_active) {
+      return Internal(P(pid) + " has a pending deactivation but is not active");
+    }
+    if (intent.requested_seq > s.last_seq) {
+      return Internal(P(pid) + " has an intent from the future (seq " +
+                      std::to_string(intent.requested_seq) + ")");
+    }
+  }
+
+  // Only live allocations are kept; a granted FM allocation's devices are its partition's GPUs.
+  for (const auto& [id, a] : s.allocations) {
+    if (!a.live()) return Internal("allocation " + id + " is kept in memory while finished");
+    if (a.status == AllocationStatus::kRequested) {
+      if (a.partition) return Internal("allocation " + id + " has a partition before its grant");
+      continue;
+    }
+    if (a.granted_at < a.requested_at) {
+      return Internal("allocation " + id + " was granted before it was requested");
+    }
+    if (!a.partition) continue;
+    auto partition = s.partitions.find(*a.partition);
+    if (partition == s.partitions.end()) continue;  // the table changed since the grant
+    std::set<Bdf> gpus;
+    for (ModuleId module : partition->second.physical_ids) {
+      auto bdf = s.bdf_of_module.find(module);
+      if (bdf != s.bdf_of_module.end()) gpus.insert(bdf->second);
+    }
+    if (gpus != std::set<Bdf>(a.devices.begin(), a.devices.end())) {
+      return Internal("allocation " + id + " holds devices that are not exactly the GPUs of " +
+                      P(*a.partition));
+    }
+  }
+
+  // The module mapping is a bijection.
+  if (s.module_of_bdf.size() != s.bdf_of_module.size()) {
+    return Internal("module mapping is not one-to-one");
+  }
+  for (const auto& [bdf, module] : s.module_of_bdf) {
+    auto back = s.bdf_of_module.find(module);
+    if (back == s.bdf_of_module.end() || back->second != bdf) {
+      return Internal("module mapping is not one-to-one at " + bdf);
+    }
+  }
+
+  // The allocation id counter is ahead of every live allocation.
+  for (const auto& [id, a] : s.allocations) {
+    std::uint64_t n = 0;
+    const char* digits = id.data() + 6;
+    const char* end = id.data() + id.size();
+    if (id.starts_with("alloc-") && std::from_chars(digits, end, n).ptr == end &&
+        n >= s.next_allocation_number) {
+      return Internal("allocation counter " + std::to_string(s.next_allocation_number) +
+                      " is not ahead of " + id);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace gfp::sm

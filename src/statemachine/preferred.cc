@@ -1,0 +1,212 @@
+#include "statemachine/preferred.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace gfp::sm {
+namespace {
+
+Status TooManyMustInclude(std::size_t must, std::size_t size) {
+  return InvalidArgument("number of MustIncludeDeviceIDs (" + std::to_string(must) +
+                         ") exceeds allocation size (" + std::to_string(size) + ")");
+}
+
+std::vector<std::string> Dedup(const std::vector<std::string>& ids) {
+  std::vector<std::string> out;
+  std::unordered_set<std::string> seen;
+  for (const auto& id : ids) {
+    if (seen.insert(id).second) out.push_back(id);
+  }
+  return out;
+}
+
+struct Candidate {
+  PartitionId id = 0;
+  std::vector<Bdf> gpus;
+  int breaks = 0;      // still-whole, larger free partitions this choice would break
+  int numa_nodes = 0;  // distinct NUMA nodes spanned
+  int lowest_numa = 0;
+
+  auto rank() const { return std::tie(breaks, numa_nodes, lowest_numa, id); }
+};
+
+}  // namespace
+
+Result<std::vector<std::string>> PreferredAllocation(const State& state,
+                                                     const PreferredRequest& request) {
+  return state.fm_enabled ? PreferredByPartition(state, request) : PreferredByNuma(state, request);
+}
+
+Result<std::vector<std::string>> PreferredByPartition(const State& state,
+                                                      const PreferredRequest& request) {
+  const std::vector<std::string> must = Dedup(request.must_include);
+  if (request.size == 0) return InvalidArgument("allocation size 0 requested");
+  if (must.size() > request.size) return TooManyMustInclude(must.size(), request.size);
+
+  const std::unordered_set<std::string> available(request.available.begin(),
+                                                  request.available.end());
+  // Resolve every partition once: its GPUs and whether all of them are free.
+  struct Resolved {
+    const PartitionState* partition;
+    std::vector<Bdf> gpus;
+    std::string unusable;  // why it cannot be offered; empty when it can
+  };
+  std::vector<Resolved> resolved;
+  resolved.reserve(state.partitions.size());
+  for (const auto& [pid, partition] : state.partitions) {
+    Resolved r{&partition, {}, {}};
+    PartitionDevices devices = DevicesOfPartition(state, partition);
+    if (!devices.missing_reason.empty()) {
+      r.unusable = devices.missing_reason;
+    } else {
+      r.gpus = std::move(devices.bdfs);
+      for (const Bdf& gpu : r.gpus) {
+        if (!available.count(gpu)) {
+          r.unusable = "GPU " + gpu + " is not available";
+          break;
+        }
+      }
+    }
+    resolved.push_back(std::move(r));
+  }
+
+  std::vector<Candidate> candidates;
+  std::vector<std::string> reasons;
+  std::size_t same_size = 0;
+  for (const Resolved& r : resolved) {
+    if (r.partition->physical_ids.size() != request.size) continue;
+    ++same_size;
+    const std::string pid = "partition " + std::to_string(r.partition->id);
+    if (!r.unusable.empty()) {
+      reasons.push_back(pid + ": " + r.unusable);
+      continue;
+    }
+    if (r.partition->degraded()) {
+      reasons.push_back(pid + ": degraded (" + std::to_string(r.partition->nvlinks_available) +
+                        "/" + std::to_string(r.partition->max_nvlinks) + " NVLinks" +
+                        (r.partition->unsupported ? ", unsupported by Fabric Manager" : "") + ")");
+      continue;
+    }
+    auto missing = std::find_if(must.begin(), must.end(), [&](const std::string& m) {
+      return std::find(r.gpus.begin(), r.gpus.end(), m) == r.gpus.end();
+    });
+    if (missing != must.end()) {
+      reasons.push_back(pid + ": does not contain must-include device " + *missing);
+      continue;
+    }
+    Candidate c;
+    c.id = r.partition->id;
+    c.gpus = r.gpus;
+    std::set<int> nodes;
+    for (const Bdf& gpu : c.gpus) {
+      auto device = state.devices.find(gpu);
+      nodes.insert(device == state.devices.end() ? 0 : device->second.numa_node);
+    }
+    c.numa_nodes = static_cast<int>(nodes.size());
+    c.lowest_numa = nodes.empty() ? 0 : *nodes.begin();
+    for (const Resolved& larger : resolved) {
+      if (larger.partition->physical_ids.size() <= request.size || !larger.unusable.empty()) {
+        continue;
+      }
+      const bool overlaps = std::any_of(c.gpus.begin(), c.gpus.end(), [&](const Bdf& g) {
+        return std::find(larger.gpus.begin(), larger.gpus.end(), g) != larger.gpus.end();
+      });
+      if (overlaps) ++c.breaks;
+    }
+    candidates.push_back(std::move(c));
+  }
+
+  if (candidates.empty()) {
+    std::string why = "no Fabric Manager partition of " + std::to_string(request.size) +
+                      " GPUs can be formed from the available devices";
+    if (same_size == 0) {
+      std::set<std::size_t> sizes;
+      for (const auto& [pid, p] : state.partitions) sizes.insert(p.physical_ids.size());
+      why += ": no partition has " + std::to_string(request.size) + " GPUs (sizes:";
+      for (std::size_t s : sizes) why += " " + std::to_string(s);
+      why += ")";
+    } else {
+      why += ":";
+      for (const auto& r : reasons) why += " " + r + ";";
+      why.pop_back();
+    }
+    return FailedPrecondition(why);
+  }
+
+  const Candidate& best = *std::min_element(
+      candidates.begin(), candidates.end(),
+      [](const Candidate& x, const Candidate& y) { return x.rank() < y.rank(); });
+  std::vector<std::string> answer = must;
+  for (const std::string& id : request.available) {
+    if (std::find(best.gpus.begin(), best.gpus.end(), id) != best.gpus.end() &&
+        std::find(answer.begin(), answer.end(), id) == answer.end()) {
+      answer.push_back(id);
+    }
+  }
+  return answer;
+}
+
+Result<std::vector<std::string>> PreferredByNuma(const State& state,
+                                                 const PreferredRequest& request) {
+  auto numa_of = [&](const std::string& id) {
+    auto it = state.devices.find(id);
+    return it == state.devices.end() ? -1 : it->second.numa_node;
+  };
+  // 2. Available devices per NUMA node, in first-seen node order and kubelet order within.
+  std::vector<int> node_order;
+  std::map<int, std::vector<std::string>> per_node;
+  for (const auto& id : request.available) {
+    const int node = numa_of(id);
+    if (!per_node.count(node)) node_order.push_back(node);
+    per_node[node].push_back(id);
+  }
+  // 3. Must-include devices first, even when not available.
+  std::vector<std::string> preferred;
+  std::unordered_set<std::string> chosen;
+  std::vector<int> selected_node_order;
+  std::map<int, std::size_t> selected_per_node;
+  for (const auto& id : request.must_include) {
+    if (!chosen.insert(id).second) continue;
+    preferred.push_back(id);
+    const int node = numa_of(id);
+    if (!selected_per_node.count(node)) selected_node_order.push_back(node);
+    selected_per_node[node]++;
+  }
+  // 4.
+  if (preferred.size() > request.size) return TooManyMustInclude(preferred.size(), request.size);
+  // 5. The first node (already-selected nodes first) that can complete the request alone.
+  if (preferred.size() < request.size) {
+    std::vector<int> candidates = selected_node_order;
+    for (int node : node_order) {
+      if (std::find(candidates.begin(), candidates.end(), node) == candidates.end()) {
+        candidates.push_back(node);
+      }
+    }
+    int picked = -1;
+    for (int node : candidates) {
+      std::size_t free_here = 0;
+      for (const auto& id : per_node[node]) free_here += chosen.count(id) ? 0 : 1;
+      if (selected_per_node[node] + free_here >= request.size) {
+        picked = node;
+        break;
+      }
+    }
+    if (picked != -1) {  // the Go plugin uses -1 as "none", so a -1 node is never picked
+      for (const auto& id : per_node[picked]) {
+        if (preferred.size() >= request.size) break;
+        if (chosen.insert(id).second) preferred.push_back(id);
+      }
+    }
+  }
+  // 6. Fill from the available devices in kubelet order.
+  for (const auto& id : request.available) {
+    if (preferred.size() >= request.size) break;
+    if (chosen.insert(id).second) preferred.push_back(id);
+  }
+  return preferred;
+}
+
+}  // namespace gfp::sm

@@ -1,0 +1,71 @@
+#include "statemachine/state.h"
+
+#include <algorithm>
+
+namespace gfp::sm {
+
+const char* AllocationStatusName(AllocationStatus status) {
+  switch (status) {
+    case AllocationStatus::kRequested: return "requested";
+    case AllocationStatus::kGranted: return "granted";
+    case AllocationStatus::kBound: return "bound";
+    case AllocationStatus::kReleased: return "released";
+    case AllocationStatus::kRejected: return "rejected";
+  }
+  return "unknown";
+}
+
+const char* IntentKindName(IntentKind kind) {
+  return kind == IntentKind::kActivate ? "activate" : "deactivate";
+}
+
+PartitionDevices DevicesOfPartition(const State& state, const PartitionState& partition) {
+  PartitionDevices out;
+  for (ModuleId module : partition.physical_ids) {
+    auto it = state.bdf_of_module.find(module);
+    if (it == state.bdf_of_module.end()) {
+      out.missing_reason = "GPU module " + std::to_string(module) + " of partition " +
+                           std::to_string(partition.id) + " has no BDF in the module mapping";
+      out.bdfs.clear();
+      return out;
+    }
+    out.bdfs.push_back(it->second);
+  }
+  return out;
+}
+
+std::optional<PartitionId> PartitionWithExactDevices(const State& state,
+                                                     const std::vector<Bdf>& devices) {
+  std::set<ModuleId> wanted;
+  for (const Bdf& bdf : devices) {
+    auto it = state.module_of_bdf.find(bdf);
+    if (it == state.module_of_bdf.end()) return std::nullopt;
+    wanted.insert(it->second);
+  }
+  if (wanted.size() != devices.size()) return std::nullopt;
+  for (const auto& [id, partition] : state.partitions) {
+    if (partition.physical_ids.size() != wanted.size()) continue;
+    std::set<ModuleId> have(partition.physical_ids.begin(), partition.physical_ids.end());
+    if (have == wanted) return id;
+  }
+  return std::nullopt;
+}
+
+std::vector<PartitionId> ActivePartitionsOverlapping(const State& state,
+                                                      const std::set<Bdf>& devices) {
+  std::vector<PartitionId> out;
+  for (const auto& [id, active] : state.active) {
+    auto partition = state.partitions.find(id);
+    if (partition == state.partitions.end()) continue;
+    for (ModuleId module : partition->second.physical_ids) {
+      auto bdf = state.bdf_of_module.find(module);
+      if (bdf != state.bdf_of_module.end() && devices.count(bdf->second)) {
+        out.push_back(id);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace gfp::sm

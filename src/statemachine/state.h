@@ -1,0 +1,152 @@
+// The plugin's state: everything the journal says about devices, Fabric Manager partitions and
+// allocations. Built only by apply() (apply.h) from journaled events, so replaying the journal
+// rebuilds it exactly. Plain data: no I/O, no clock, no threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gfp::sm {
+
+using Bdf = std::string;
+using PartitionId = std::uint32_t;
+using ModuleId = std::uint32_t;
+using AllocationId = std::string;
+using Micros = std::int64_t;
+
+inline constexpr Micros kDefaultReleaseGrace = 30'000'000;
+
+struct DeviceState {
+  Bdf bdf;
+  std::string resource;
+  std::string device_id;
+  std::string iommu_group;
+  int numa_node = 0;
+  bool healthy = true;
+  std::string unhealthy_reason;
+
+  bool operator==(const DeviceState&) const = default;
+};
+
+struct PartitionState {
+  PartitionId id = 0;
+  std::vector<ModuleId> physical_ids;  // FM's order
+  std::uint32_t nvlinks_available = 0;
+  std::uint32_t max_nvlinks = 0;
+  bool unsupported = false;
+
+  // Fewer links than the maximum, or listed as unsupported by FM: never offered to a VM.
+  bool degraded() const { return unsupported || nvlinks_available < max_nvlinks; }
+  bool operator==(const PartitionState&) const = default;
+};
+
+// Allocation lifecycle; values only grow (a transition to a smaller value is an anomaly).
+enum class AllocationStatus { kRequested = 0, kGranted = 1, kBound = 2, kReleased = 3, kRejected = 4 };
+const char* AllocationStatusName(AllocationStatus status);
+
+struct Allocation {
+  AllocationId id;
+  std::string resource;
+  std::vector<Bdf> devices;  // kubelet's request order
+  std::uint32_t container_index = 0;
+  AllocationStatus status = AllocationStatus::kRequested;
+  std::optional<PartitionId> partition;  // with Fabric Manager: the partition granted
+  Micros requested_at = 0;
+  Micros granted_at = 0;
+  std::string pod_namespace;  // set once bound
+  std::string pod_name;
+  std::string container_name;
+
+  bool live() const {
+    return status == AllocationStatus::kRequested || status == AllocationStatus::kGranted ||
+           status == AllocationStatus::kBound;
+  }
+  bool operator==(const Allocation&) const = default;
+};
+
+enum class IntentKind { kActivate = 0, kDeactivate = 1 };
+const char* IntentKindName(IntentKind kind);
+
+// A partition transition journaled as requested whose outcome is not journaled yet.
+struct PendingIntent {
+  IntentKind kind = IntentKind::kActivate;
+  AllocationId allocation_id;  // activation: the owner-to-be; deactivation: who it clears way for
+  std::uint64_t requested_seq = 0;
+  Micros requested_at = 0;
+
+  bool operator==(const PendingIntent&) const = default;
+};
+
+struct ActivePartition {
+  AllocationId owner;     // empty when adopted or when its owner was released
+  bool adopted = false;   // found active in FM without a journaled activation
+  Micros since = 0;
+
+  bool operator==(const ActivePartition&) const = default;
+};
+
+// An event that made no sense for the state it was applied to. It is kept in the journal (the
+// audit trail never loses anything) but changes nothing except this record.
+struct Anomaly {
+  std::uint64_t seq = 0;
+  std::string description;
+  bool operator==(const Anomaly&) const = default;
+};
+
+struct State {
+  std::uint64_t last_seq = 0;
+  Micros last_time = 0;
+
+  // Configuration as journaled by the latest PluginStarted.
+  bool fm_enabled = false;
+  Micros release_grace = kDefaultReleaseGrace;
+  std::string plugin_version;
+
+  std::map<Bdf, DeviceState> devices;
+  std::vector<std::string> inventory_warnings;
+
+  std::string module_mapping_path;
+  std::map<Bdf, ModuleId> module_of_bdf;
+  std::map<ModuleId, Bdf> bdf_of_module;
+
+  bool fm_connected = false;
+  std::string fm_address;
+  std::map<PartitionId, PartitionState> partitions;
+
+  std::map<PartitionId, ActivePartition> active;
+  std::map<PartitionId, PendingIntent> intents;
+
+  // Only live allocations; finished ones stay in the journal, not in memory.
+  std::map<AllocationId, Allocation> allocations;
+  std::uint64_t next_allocation_number = 1;
+
+  std::uint64_t kubelet_restarts = 0;
+  std::uint64_t anomaly_count = 0;
+  std::vector<Anomaly> recent_anomalies;  // the newest kMaxRecentAnomalies
+
+  static constexpr std::size_t kMaxRecentAnomalies = 16;
+
+  bool operator==(const State&) const = default;
+};
+
+// The GPUs (by BDF) that form a partition under the current module mapping; nullopt with a
+// reason when a module id has no mapped BDF.
+struct PartitionDevices {
+  std::vector<Bdf> bdfs;        // FM's physical-id order
+  std::string missing_reason;   // non-empty when a module is not mapped
+};
+PartitionDevices DevicesOfPartition(const State& state, const PartitionState& partition);
+
+// The partition whose GPU set equals `devices` exactly, if any.
+std::optional<PartitionId> PartitionWithExactDevices(const State& state,
+                                                     const std::vector<Bdf>& devices);
+
+// Active partitions sharing at least one GPU with `devices`.
+std::vector<PartitionId> ActivePartitionsOverlapping(const State& state,
+                                                      const std::set<Bdf>& devices);
+
+}  // namespace gfp::sm
