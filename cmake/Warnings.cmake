@@ -3,5 +3,5 @@
 function(gfp_strict_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Werror -Wpedantic -Wshadow
                          -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Wunused
-                         -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough)
+                         -Woverloaded-virtual -Wimplicit-fallthrough)
 endfunction()

@@ -254,8 +254,14 @@ class Applier {
     }
     ActivePartition active;
     active.since = time_;
+    // A re-activation goes back to its granted owner; a first activation is owned from the
+    // AllocationGranted that follows it in the same transaction.
     auto owner = s_.allocations.find(e.allocation_id());
-    if (owner != s_.allocations.end() && owner->second.live()) active.owner = owner->first;
+    if (owner != s_.allocations.end() && owner->second.partition == e.partition_id() &&
+        (owner->second.status == AllocationStatus::kGranted ||
+         owner->second.status == AllocationStatus::kBound)) {
+      active.owner = owner->first;
+    }
     s_.active[e.partition_id()] = std::move(active);
   }
 

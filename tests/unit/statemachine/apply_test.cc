@@ -1,0 +1,102 @@
+// apply() is total: events that make no sense are recorded as anomalies, never crash, never
+// corrupt the state.
+#include <gtest/gtest.h>
+
+#include "common/sm_fixtures.h"
+
+namespace gfp::sm {
+namespace {
+
+using gfp::testing::Driver;
+using gfp::testing::H100Node;
+
+events::Event At(std::int64_t t) {
+  events::Event e;
+  e.set_time_unix_micros(t);
+  return e;
+}
+
+TEST(Apply, NonsenseEventsBecomeAnomaliesAndChangeNothingElse) {
+  Driver d;
+  d.Boot(H100Node());
+  const State before = d.state;
+  std::vector<events::Event> nonsense;
+  {
+    auto e = At(5);
+    e.mutable_allocation_granted()->set_allocation_id("alloc-999");
+    nonsense.push_back(e);
+  }
+  {
+    auto e = At(6);
+    e.mutable_partition_deactivated()->set_partition_id(3);
+    nonsense.push_back(e);
+  }
+  {
+    auto e = At(7);
+    e.mutable_partition_activation_requested()->set_partition_id(4242);
+    nonsense.push_back(e);
+  }
+  {
+    auto e = At(8);
+    e.mutable_device_health_changed()->set_bdf("0000:00:00.0");
+    nonsense.push_back(e);
+  }
+  nonsense.push_back(At(9));  // no body at all
+  {
+    auto e = At(10);
+    e.mutable_drift_detected()->set_partition_id(3);
+    e.mutable_drift_detected()->set_kind(events::DriftDetected::KIND_ACTIVE_IN_JOURNAL_ONLY);
+    nonsense.push_back(e);
+  }
+  d.Commit(nonsense);
+  EXPECT_EQ(d.state.anomaly_count, before.anomaly_count + nonsense.size());
+  State expected = before;
+  expected.last_seq = d.state.last_seq;
+  expected.anomaly_count = d.state.anomaly_count;
+  expected.recent_anomalies = d.state.recent_anomalies;
+  EXPECT_EQ(d.state, expected);
+  EXPECT_TRUE(std::any_of(d.state.recent_anomalies.begin(), d.state.recent_anomalies.end(),
+                          [](const Anomaly& a) {
+                            return a.description.find("without a body") != std::string::npos;
+                          }));
+}
+
+TEST(Apply, SeqGapIsAnAnomaly) {
+  State s;
+  Apply(s, 5, At(1));
+  EXPECT_EQ(s.last_seq, 5u);
+  EXPECT_GE(s.anomaly_count, 1u);
+}
+
+TEST(Apply, LifecyclesOnlyMoveForward) {
+  Driver d;
+  auto node = H100Node();
+  d.Boot(node, false);
+  Decision granted = d.Run(d.Request(node.resource, gfp::testing::Modules(node, {1})));
+  auto again = At(d.now);
+  again.mutable_allocation_granted()->set_allocation_id(granted.allocation_id);
+  const auto anomalies = d.state.anomaly_count;
+  d.Commit({again});
+  EXPECT_EQ(d.state.anomaly_count, anomalies + 1);
+  EXPECT_EQ(d.state.allocations.at(granted.allocation_id).status, AllocationStatus::kGranted);
+}
+
+TEST(Apply, RecentAnomaliesAreBounded) {
+  State s;
+  for (int i = 1; i <= 40; ++i) Apply(s, static_cast<std::uint64_t>(i), At(i));
+  EXPECT_EQ(s.anomaly_count, 40u);
+  EXPECT_EQ(s.recent_anomalies.size(), State::kMaxRecentAnomalies);
+  EXPECT_EQ(s.recent_anomalies.back().seq, 40u);
+}
+
+TEST(Apply, AllocationIdCounterFollowsTheJournal) {
+  State s;
+  auto e = At(1);
+  e.mutable_allocation_requested()->set_allocation_id("alloc-41");
+  Apply(s, 1, e);
+  EXPECT_EQ(s.next_allocation_number, 42u);
+  EXPECT_EQ(AllocationIdFor(s.next_allocation_number), "alloc-42");
+}
+
+}  // namespace
+}  // namespace gfp::sm

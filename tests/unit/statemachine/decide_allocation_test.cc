@@ -1,0 +1,192 @@
+// RequestAllocation and its FM outcomes (SPEC §4.4): journal first, exact partitions, stale
+// partitions cleared, idempotent re-requests, every refusal with a clear reason.
+#include <gtest/gtest.h>
+
+#include "common/sm_fixtures.h"
+#include "statemachine/event_codec.h"
+
+namespace gfp::sm {
+namespace {
+
+using gfp::testing::Driver;
+using gfp::testing::FmError;
+using gfp::testing::H100Node;
+using gfp::testing::Modules;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class AllocationTest : public ::testing::Test {
+ protected:
+  void SetUp() override { d.Boot(node); }
+  gfp::testing::NodeFixture node = H100Node();
+  Driver d;
+};
+
+TEST_F(AllocationTest, ExactPartitionIsActivatedBeforeTheGrant) {
+  auto request = d.Request(node.resource, Modules(node, {1, 3}));
+  const std::size_t mark = d.journal.size();
+  Decision first = d.Run(request);
+  EXPECT_TRUE(first.refusal.empty()) << first.refusal;
+  // The intent is journaled and the effect asked for; nothing is granted yet.
+  EXPECT_THAT(d.TypesSince(mark), ElementsAre("AllocationRequested", "PartitionActivationRequested"));
+  ASSERT_EQ(first.effects.size(), 1u);
+  EXPECT_EQ(first.effects[0].kind, Effect::Kind::kActivatePartition);
+  EXPECT_EQ(first.effects[0].partition_id, 3u);
+  EXPECT_EQ(d.state.allocations.at(first.allocation_id).status, AllocationStatus::kRequested);
+
+  RecordFabricManagerOutcome outcome{d.now, IntentKind::kActivate, 3, gfp::testing::FmOk()};
+  Decision second = d.Run(outcome);
+  EXPECT_THAT(d.TypesSince(mark), ElementsAre("AllocationRequested", "PartitionActivationRequested",
+                                              "PartitionActivated", "AllocationGranted"));
+  EXPECT_TRUE(second.effects.empty());
+  EXPECT_EQ(d.state.active.at(3).owner, first.allocation_id);
+  EXPECT_EQ(d.state.allocations.at(first.allocation_id).partition, 3u);
+}
+
+TEST_F(AllocationTest, MisalignedRequestIsRejectedNamingThePartitionsOfThatSize) {
+  const std::string refusal = d.RunToCompletion(d.Request(node.resource, Modules(node, {1, 2})));
+  EXPECT_THAT(refusal, HasSubstr("do not form one Fabric Manager partition"));
+  EXPECT_THAT(refusal, HasSubstr("3=[0000:c3:00.0,0000:d1:00.0]"));
+  EXPECT_TRUE(d.state.active.empty());
+  EXPECT_TRUE(d.state.allocations.empty());
+  EXPECT_EQ(d.TypesSince(d.journal.size() - 2),
+            (std::vector<std::string>{"AllocationRequested", "AllocationRejected"}));
+}
+
+TEST_F(AllocationTest, SizeWithoutPartitionsIsRejected) {
+  const std::string refusal = d.RunToCompletion(d.Request(node.resource, Modules(node, {1, 2, 3})));
+  EXPECT_THAT(refusal, HasSubstr("no partition has 3 GPUs"));
+}
+
+TEST_F(AllocationTest, StalePartitionsAreDeactivatedFirst) {
+  ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {1, 3}))), "");
+  ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {2, 4}))), "");
+  const std::size_t mark = d.journal.size();
+  // kubelet hands GPUs 1-4 to a new VM: both 2-GPU partitions are stale.
+  ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {1, 2, 3, 4}))), "");
+  EXPECT_THAT(d.TypesSince(mark),
+              ElementsAre("AllocationRequested", "AllocationReleased", "AllocationReleased",
+                          "PartitionDeactivationRequested", "PartitionDeactivated",
+                          "PartitionDeactivationRequested", "PartitionDeactivated",
+                          "PartitionActivationRequested", "PartitionActivated",
+                          "AllocationGranted"));
+  EXPECT_EQ(d.state.active.size(), 1u);
+  EXPECT_TRUE(d.state.active.count(1));
+  EXPECT_EQ(d.state.allocations.size(), 1u);
+}
+
+TEST_F(AllocationTest, ReRequestOfTheSameDevicesMakesNoFabricManagerCall) {
+  ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {5, 6, 7, 8}))), "");
+  const std::size_t mark = d.journal.size();
+  Decision again = d.Run(d.Request(node.resource, Modules(node, {8, 7, 6, 5})));
+  EXPECT_TRUE(again.effects.empty());
+  EXPECT_EQ(again.refusal, "");
+  EXPECT_THAT(d.TypesSince(mark),
+              ElementsAre("AllocationRequested", "AllocationReleased", "AllocationGranted"));
+  EXPECT_EQ(d.state.active.at(2).owner, again.allocation_id);
+  EXPECT_EQ(d.journal[mark + 1].allocation_released().reason(),
+            events::AllocationReleased::REASON_SUPERSEDED);
+}
+
+TEST_F(AllocationTest, FabricManagerFailureRejectsWithTheCodeName) {
+  const std::string refusal =
+      d.RunToCompletion(d.Request(node.resource, Modules(node, {1})),
+                        [](const Effect&) { return FmError(-10, "FM_ST_NVLINK_ERROR"); });
+  EXPECT_THAT(refusal, HasSubstr("FM_ST_NVLINK_ERROR"));
+  EXPECT_THAT(refusal, HasSubstr("partition 7"));
+  EXPECT_TRUE(d.state.active.empty());
+  EXPECT_TRUE(d.state.intents.empty());
+  EXPECT_EQ(d.journal.back().allocation_rejected().fm().name(), "FM_ST_NVLINK_ERROR");
+}
+
+TEST_F(AllocationTest, FailedStaleDeactivationRejectsAndKeepsThePartition) {
+  ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {1, 3}))), "");
+  const std::string refusal = d.RunToCompletion(
+      d.Request(node.resource, Modules(node, {1})), [](const Effect& e) {
+        return e.kind == Effect::Kind::kDeactivatePartition ? FmError(-2, "FM_ST_GENERIC_ERROR")
+                                                            : gfp::testing::FmOk();
+      });
+  EXPECT_THAT(refusal, HasSubstr("could not deactivate stale partition 3"));
+  EXPECT_TRUE(d.state.active.count(3));
+  EXPECT_TRUE(d.state.active.at(3).owner.empty());  // its allocation was released
+}
+
+TEST_F(AllocationTest, DeactivatingAnAlreadyInactivePartitionCountsAsDone) {
+  ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {1, 3}))), "");
+  const std::string refusal = d.RunToCompletion(
+      d.Request(node.resource, Modules(node, {1})), [](const Effect& e) {
+        return e.kind == Effect::Kind::kDeactivatePartition ? FmError(-4, "FM_ST_UNINITIALIZED")
+                                                            : gfp::testing::FmOk();
+      });
+  EXPECT_EQ(refusal, "");
+  EXPECT_TRUE(d.state.active.count(7));
+  EXPECT_FALSE(d.state.active.count(3));
+}
+
+TEST_F(AllocationTest, BadInputIsRefusedWithASpecificMessage) {
+  struct Case {
+    std::vector<std::string> ids;
+    std::string resource;
+    std::string expected;
+  };
+  const std::string r = node.resource;
+  const std::vector<Case> cases = {
+      {{}, r, "empty allocation request"},
+      {{"0000:99:00.0"}, r, "unknown device 0000:99:00.0"},
+      {{Modules(node, {1})[0], Modules(node, {1})[0]}, r, "requested twice"},
+      {{std::string(64, 'a')}, r, "longer than 63 characters"},
+      {{"../../etc/passwd"}, r, "path or control character"},
+      {{"0000:c3:00.0\n"}, r, "path or control character"},
+      {{Modules(node, {1})[0]}, "nvidia.com/OTHER", "belongs to nvidia.com/GH100_H100_SXM5_80GB"},
+  };
+  for (const auto& c : cases) {
+    const std::size_t mark = d.journal.size();
+    const std::string refusal = d.RunToCompletion(d.Request(c.resource, c.ids));
+    EXPECT_THAT(refusal, HasSubstr(c.expected)) << "ids[0]=" << (c.ids.empty() ? "" : c.ids[0]);
+    EXPECT_EQ(d.TypesSince(mark),
+              (std::vector<std::string>{"AllocationRequested", "AllocationRejected"}));
+  }
+  EXPECT_TRUE(d.state.active.empty());
+}
+
+TEST_F(AllocationTest, UnhealthyDeviceIsRefused) {
+  d.Run(ObserveDeviceHealth{d.now, Modules(node, {2})[0], false, "/dev/vfio/11 removed"});
+  EXPECT_THAT(d.RunToCompletion(d.Request(node.resource, Modules(node, {2}))),
+              HasSubstr("is unhealthy: /dev/vfio/11 removed"));
+}
+
+TEST_F(AllocationTest, NoAllocationWithoutFabricManager) {
+  ObserveFabricManagerConnection down;
+  down.now = d.now;
+  down.connected = false;
+  down.reason = "connection lost";
+  d.Run(down);
+  EXPECT_THAT(d.RunToCompletion(d.Request(node.resource, Modules(node, {1}))),
+              HasSubstr("Fabric Manager is not connected"));
+}
+
+TEST_F(AllocationTest, DegradedPartitionIsRefused) {
+  auto partitions = gfp::testing::PartitionsOf(node);
+  partitions[3].set_nvlinks_available(12);  // partition 3 (modules 1,3)
+  ObserveFabricState table;
+  table.now = d.now;
+  table.partitions = partitions;
+  d.Run(table);
+  EXPECT_THAT(d.RunToCompletion(d.Request(node.resource, Modules(node, {1, 3}))),
+              HasSubstr("partition 3 is degraded (12/18 NVLinks)"));
+}
+
+TEST(AllocationWithoutFabricManager, IsGrantedAtOnceAndSupersedesOlderHolders) {
+  Driver d;
+  auto node = H100Node();
+  d.Boot(node, /*fm=*/false);
+  Decision first = d.Run(d.Request(node.resource, Modules(node, {1, 2})));
+  EXPECT_TRUE(first.effects.empty());
+  EXPECT_EQ(d.state.allocations.at(first.allocation_id).status, AllocationStatus::kGranted);
+  Decision second = d.Run(d.Request(node.resource, Modules(node, {2, 3})));
+  EXPECT_FALSE(d.state.allocations.count(first.allocation_id));
+  EXPECT_EQ(d.state.allocations.at(second.allocation_id).status, AllocationStatus::kGranted);
+}
+
+}  // namespace
+}  // namespace gfp::sm

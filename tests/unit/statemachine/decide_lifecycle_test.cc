@@ -1,0 +1,148 @@
+// After the grant: binding to pods, release, drift between FM and the journal, FM resync,
+// re-activation before container start.
+#include <gtest/gtest.h>
+
+#include "common/sm_fixtures.h"
+
+namespace gfp::sm {
+namespace {
+
+using gfp::testing::Driver;
+using gfp::testing::H100Node;
+using gfp::testing::Modules;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class LifecycleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    d.Boot(node);
+    ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {1, 2, 3, 4}))), "");
+    vm = d.state.active.at(1).owner;
+  }
+  ObservePodResources PodHolding(std::vector<std::string> ids) {
+    PodContainerDevices c{"vms", "virt-launcher-a", "compute", node.resource, std::move(ids)};
+    return ObservePodResources{d.now, {c}};
+  }
+  ObserveFabricState FabricState(std::set<std::uint32_t> active) {
+    ObserveFabricState f;
+    f.now = d.now;
+    f.partitions = gfp::testing::PartitionsOf(node, active);
+    return f;
+  }
+  gfp::testing::NodeFixture node = H100Node();
+  Driver d;
+  AllocationId vm;
+};
+
+TEST_F(LifecycleTest, PodIsBoundOnce) {
+  const std::size_t mark = d.journal.size();
+  d.Run(PodHolding(Modules(node, {1, 2, 3, 4})));
+  d.Run(PodHolding(Modules(node, {1, 2, 3, 4})));
+  EXPECT_THAT(d.TypesSince(mark), ElementsAre("AllocationBound"));
+  const Allocation& a = d.state.allocations.at(vm);
+  EXPECT_EQ(a.status, AllocationStatus::kBound);
+  EXPECT_EQ(a.pod_namespace + "/" + a.pod_name + "/" + a.container_name,
+            "vms/virt-launcher-a/compute");
+}
+
+TEST_F(LifecycleTest, ReleaseDeactivatesThePartition) {
+  const std::size_t mark = d.journal.size();
+  ReleaseAllocation release;
+  release.now = d.now;
+  release.allocation_id = vm;
+  EXPECT_EQ(d.RunToCompletion(release), "");
+  EXPECT_THAT(d.TypesSince(mark), ElementsAre("AllocationReleased", "PartitionDeactivationRequested",
+                                              "PartitionDeactivated"));
+  EXPECT_TRUE(d.state.active.empty());
+  EXPECT_TRUE(d.state.allocations.empty());
+}
+
+TEST_F(LifecycleTest, FailedReleaseLeavesAnOrphanThatCanBeRetried) {
+  ReleaseAllocation release;
+  release.now = d.now;
+  release.allocation_id = vm;
+  d.RunToCompletion(release, [](const Effect&) {
+    return gfp::testing::FmError(-9, "FM_ST_CONNECTION_NOT_VALID");
+  });
+  ASSERT_TRUE(d.state.active.count(1));
+  EXPECT_TRUE(d.state.active.at(1).owner.empty());
+  EXPECT_EQ(d.RunToCompletion(ReleaseOrphanPartition{d.now, 1, "retry"}), "");
+  EXPECT_TRUE(d.state.active.empty());
+}
+
+TEST_F(LifecycleTest, PartitionLostInFabricManagerIsReactivatedForItsPod) {
+  const std::size_t mark = d.journal.size();
+  auto f = FabricState({});
+  f.pod_holders_known = true;
+  f.held_allocations = {vm};
+  EXPECT_EQ(d.RunToCompletion(f), "");
+  EXPECT_THAT(d.TypesSince(mark), ElementsAre("DriftDetected", "PartitionActivationRequested",
+                                              "PartitionActivated"));
+  EXPECT_EQ(d.state.active.at(1).owner, vm);
+}
+
+TEST_F(LifecycleTest, PartitionLostWhileNoPodHoldsItIsNotReactivated) {
+  auto f = FabricState({});
+  f.pod_holders_known = true;
+  EXPECT_EQ(d.RunToCompletion(f), "");
+  EXPECT_TRUE(d.state.active.empty());
+  EXPECT_TRUE(d.state.allocations.count(vm));
+}
+
+TEST_F(LifecycleTest, UnknownActivePartitionIsAdoptedAndCanBeReleased) {
+  const std::size_t mark = d.journal.size();
+  d.RunToCompletion(FabricState({1, 6}));
+  EXPECT_THAT(d.TypesSince(mark), ElementsAre("DriftDetected"));
+  EXPECT_TRUE(d.state.active.at(6).adopted);
+  EXPECT_EQ(d.RunToCompletion(ReleaseOrphanPartition{d.now, 6, "no pod holds it"}), "");
+  EXPECT_FALSE(d.state.active.count(6));
+  EXPECT_THAT(d.RunToCompletion(ReleaseOrphanPartition{d.now, 1, "x"}), HasSubstr("owned by"));
+}
+
+TEST_F(LifecycleTest, NoDriftJudgedWhileATransitionIsInFlight) {
+  Decision pending = d.Run(d.Request(node.resource, Modules(node, {5, 7})));
+  ASSERT_EQ(pending.effects.size(), 1u);
+  const std::size_t mark = d.journal.size();
+  d.Run(FabricState({1, 0}));
+  EXPECT_TRUE(d.TypesSince(mark).empty());
+}
+
+TEST_F(LifecycleTest, ResyncHandsTheJournalsActiveSetToFabricManager) {
+  ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {6, 8}))), "");
+  Decision resync = d.Run(ResyncFabricManager{d.now});
+  ASSERT_EQ(resync.effects.size(), 1u);
+  EXPECT_EQ(resync.effects[0].partition_ids, (std::vector<PartitionId>{1, 6}));
+  d.Run(RecordResyncOutcome{d.now, resync.effects[0].partition_ids, gfp::testing::FmOk()});
+  EXPECT_EQ(d.journal.back().fabric_manager_resynced().partition_ids_size(), 2);
+}
+
+TEST_F(LifecycleTest, PreStartReactivatesOnlyWhenNeeded) {
+  EnsurePartitionActive ensure{d.now, Modules(node, {4, 3, 2, 1})};
+  Decision nothing = d.Run(ensure);
+  EXPECT_TRUE(nothing.effects.empty());
+  EXPECT_EQ(nothing.refusal, "");
+  auto f = FabricState({});
+  f.pod_holders_known = true;  // no pod yet: drift does not re-activate
+  d.RunToCompletion(f);
+  ASSERT_FALSE(d.state.active.count(1));
+  EXPECT_EQ(d.RunToCompletion(ensure), "");
+  EXPECT_EQ(d.state.active.at(1).owner, vm);
+  EXPECT_THAT(d.RunToCompletion(EnsurePartitionActive{d.now, Modules(node, {5})}),
+              HasSubstr("no granted allocation holds exactly devices"));
+}
+
+TEST_F(LifecycleTest, ModuleMappingMayNotMoveGpusOfPartitionsInUse) {
+  auto mapping = gfp::testing::MappingOf(node, d.now);
+  std::swap(mapping.assignments[0], mapping.assignments[7]);
+  auto m0 = mapping.assignments[0].module_id();
+  mapping.assignments[0].set_module_id(mapping.assignments[7].module_id());
+  mapping.assignments[7].set_module_id(m0);
+  mapping.path = "/other.json";
+  Decision d2 = d.Run(mapping);
+  EXPECT_THAT(d2.refusal, HasSubstr("(in use)"));
+  EXPECT_TRUE(d2.events.empty());
+}
+
+}  // namespace
+}  // namespace gfp::sm

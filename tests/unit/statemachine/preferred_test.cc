@@ -1,0 +1,134 @@
+// GetPreferredAllocation: the Go plugin's NUMA vectors without FM, whole healthy partitions with.
+#include "statemachine/preferred.h"
+
+#include <gtest/gtest.h>
+
+#include "common/sm_fixtures.h"
+
+namespace gfp::sm {
+namespace {
+
+using gfp::testing::Driver;
+using gfp::testing::Modules;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+State NumaState() {
+  State s;
+  const std::pair<const char*, int> devices[] = {{"gpu0", 0}, {"gpu1", 0}, {"gpu2", 1}, {"gpu3", 1}};
+  for (const auto& [id, numa] : devices) {
+    DeviceState d;
+    d.bdf = id;
+    d.numa_node = numa;
+    s.devices[id] = d;
+  }
+  return s;
+}
+
+// The Go plugin's own test vectors (upstream-behaviour.md §1.12).
+TEST(PreferredByNuma, MatchesTheGoPlugin) {
+  const State s = NumaState();
+  const std::vector<std::string> all = {"gpu0", "gpu1", "gpu2", "gpu3"};
+  auto a = PreferredByNuma(s, {all, {"gpu2"}, 2});
+  ASSERT_TRUE(a.ok());
+  EXPECT_THAT(*a, ElementsAre("gpu2", "gpu3"));
+  auto b = PreferredByNuma(s, {all, {"gpu0", "gpu2"}, 3});
+  ASSERT_TRUE(b.ok());
+  EXPECT_THAT(*b, ElementsAre("gpu0", "gpu2", "gpu1"));
+  auto c = PreferredByNuma(s, {{"gpu0", "gpu1"}, {"gpu0", "gpu1"}, 2});
+  ASSERT_TRUE(c.ok());
+  EXPECT_THAT(*c, ElementsAre("gpu0", "gpu1"));
+  auto e = PreferredByNuma(s, {all, {"gpu0", "gpu2"}, 1});
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(), "number of MustIncludeDeviceIDs (2) exceeds allocation size (1)");
+}
+
+TEST(PreferredByNuma, PrefersOneNodeThenFillsInKubeletOrder) {
+  const State s = NumaState();
+  auto a = PreferredByNuma(s, {{"gpu0", "gpu2", "gpu3"}, {}, 2});
+  ASSERT_TRUE(a.ok());
+  EXPECT_THAT(*a, ElementsAre("gpu2", "gpu3"));
+  auto b = PreferredByNuma(s, {{"gpu0", "gpu2", "gpu3", "gpu1"}, {}, 3});
+  ASSERT_TRUE(b.ok());
+  EXPECT_THAT(*b, ElementsAre("gpu0", "gpu2", "gpu3"));
+}
+
+class PreferredByPartitionTest : public ::testing::TestWithParam<int> {};
+
+gfp::testing::NodeFixture NodeFor(int which) {
+  switch (which) {
+    case 0: return gfp::testing::H100Node();
+    case 1: return gfp::testing::B200Node();
+    default: return gfp::testing::A100Node();
+  }
+}
+
+// Every size of every table, from a free node: the answer is exactly one partition's GPUs.
+TEST_P(PreferredByPartitionTest, EverySizeGetsOneWholePartition) {
+  const auto node = NodeFor(GetParam());
+  Driver d;
+  d.Boot(node);
+  std::set<std::size_t> sizes;
+  for (const auto& [id, modules] : node.partitions) sizes.insert(modules.size());
+  for (std::size_t size : sizes) {
+    auto answer = PreferredByPartition(d.state, {node.bdfs_by_module, {}, size});
+    ASSERT_TRUE(answer.ok()) << "size " << size << ": " << answer.status().message();
+    ASSERT_EQ(answer->size(), size);
+    EXPECT_TRUE(PartitionWithExactDevices(d.state, *answer).has_value()) << "size " << size;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tables, PreferredByPartitionTest, ::testing::Values(0, 1, 2));
+
+TEST(PreferredByPartition, KeepsLargerFreePartitionsWhole) {
+  const auto node = gfp::testing::H100Node();
+  Driver d;
+  d.Boot(node);
+  // Module 1 is taken: partitions 0 and 1 are broken already. A 2-GPU VM should go to 2,4
+  // (breaking nothing whole) rather than 5,7 or 6,8 (which would break partition 2).
+  std::vector<std::string> available = Modules(node, {2, 3, 4, 5, 6, 7, 8});
+  auto answer = PreferredByPartition(d.state, {available, {}, 2});
+  ASSERT_TRUE(answer.ok()) << answer.status().message();
+  EXPECT_EQ(PartitionWithExactDevices(d.state, *answer), 4u);
+}
+
+TEST(PreferredByPartition, MustIncludeComesFirstThenKubeletOrder) {
+  const auto node = gfp::testing::H100Node();
+  Driver d;
+  d.Boot(node);
+  std::vector<std::string> available = node.bdfs_by_module;
+  std::reverse(available.begin(), available.end());
+  auto answer = PreferredByPartition(d.state, {available, Modules(node, {3}), 4});
+  ASSERT_TRUE(answer.ok());
+  EXPECT_EQ(answer->front(), Modules(node, {3})[0]);
+  EXPECT_EQ(PartitionWithExactDevices(d.state, *answer), 1u);
+  EXPECT_THAT(*answer, ElementsAre(Modules(node, {3})[0], Modules(node, {4})[0],
+                                   Modules(node, {2})[0], Modules(node, {1})[0]));
+}
+
+TEST(PreferredByPartition, NoCandidateNamesEveryPartitionAndWhy) {
+  const auto node = gfp::testing::H100Node();
+  Driver d;
+  d.Boot(node);
+  auto partitions = gfp::testing::PartitionsOf(node);
+  partitions[5].set_unsupported(true);  // partition 5 (5,7)
+  ObserveFabricState f;
+  f.now = d.now;
+  f.partitions = partitions;
+  d.Run(f);
+  auto answer = PreferredByPartition(d.state, {Modules(node, {1, 2, 5, 7, 6}), {}, 2});
+  ASSERT_FALSE(answer.ok());
+  const std::string& m = answer.status().message();
+  EXPECT_THAT(m, HasSubstr("no Fabric Manager partition of 2 GPUs"));
+  EXPECT_THAT(m, HasSubstr("partition 3: GPU 0000:d1:00.0 is not available"));
+  EXPECT_THAT(m, HasSubstr("partition 5: degraded"));
+  EXPECT_THAT(m, HasSubstr("partition 6: GPU 0000:1b:00.0 is not available"));
+  auto three = PreferredByPartition(d.state, {node.bdfs_by_module, {}, 3});
+  ASSERT_FALSE(three.ok());
+  EXPECT_THAT(three.status().message(), HasSubstr("no partition has 3 GPUs (sizes: 1 2 4 8)"));
+  auto too_many = PreferredByPartition(d.state, {node.bdfs_by_module, Modules(node, {1, 2}), 1});
+  EXPECT_THAT(too_many.status().message(), HasSubstr("exceeds allocation size"));
+}
+
+}  // namespace
+}  // namespace gfp::sm
