@@ -1,0 +1,192 @@
+#include "sim/fm/fm_sim_control.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "adapters/fm/fm_abi.h"
+#include "sim/fm/sim_state.h"
+#include "sim/fm/sim_tables.h"
+
+namespace gfp::fmsim {
+namespace {
+
+const std::vector<std::string_view> kFunctionNames(std::begin(fm::abi::kSymbolNames),
+                                                   std::end(fm::abi::kSymbolNames));
+
+Status Update(const std::string& path, const std::function<Status(SimState&)>& change) {
+  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path));
+  GFP_RETURN_IF_ERROR(change(locked.state()));
+  return locked.Commit();
+}
+
+Status CheckFunction(std::string_view function, bool allow_all) {
+  if (allow_all && function == "*") return Status::Ok();
+  if (std::find(kFunctionNames.begin(), kFunctionNames.end(), function) != kFunctionNames.end()) {
+    return Status::Ok();
+  }
+  return InvalidArgument("\"" + std::string(function) + "\" is not a Fabric Manager SDK function");
+}
+
+Result<const SimPartition*> FindPartition(const SimState& state, std::uint32_t id) {
+  GFP_ASSIGN_OR_RETURN(const SimTable* table, FindTable(state.table));
+  const SimPartition* partition = table->Find(id);
+  if (partition == nullptr) {
+    return NotFound("partition " + std::to_string(id) + " is not in table " + state.table);
+  }
+  return partition;
+}
+
+}  // namespace
+
+Result<FmSimControl> FmSimControl::Create(const std::string& state_path, std::string_view table) {
+  GFP_RETURN_IF_ERROR(FindTable(table).status());
+  SimState initial;
+  initial.table = std::string(table);
+  GFP_RETURN_IF_ERROR(LockedState::Initialise(state_path, initial));
+  return FmSimControl(state_path);
+}
+
+Result<FmSimControl> FmSimControl::Open(const std::string& state_path) {
+  GFP_RETURN_IF_ERROR(LockedState::Acquire(state_path).status());
+  return FmSimControl(state_path);
+}
+
+Status FmSimControl::SetMode(Mode mode) {
+  return Update(path_, [&](SimState& s) {
+    s.mode = mode;
+    return Status::Ok();
+  });
+}
+
+Result<Mode> FmSimControl::GetMode() const {
+  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
+  return locked.state().mode;
+}
+
+Status FmSimControl::InjectFailure(std::string_view function, int code, int count) {
+  GFP_RETURN_IF_ERROR(CheckFunction(function, false));
+  return Update(path_, [&](SimState& s) {
+    if (count == 0) {
+      s.faults.erase(std::string(function));
+    } else {
+      s.faults[std::string(function)] = Fault{code, count};
+    }
+    return Status::Ok();
+  });
+}
+
+Status FmSimControl::ClearFailures() {
+  return Update(path_, [](SimState& s) {
+    s.faults.clear();
+    return Status::Ok();
+  });
+}
+
+Status FmSimControl::SetLatency(std::string_view function, int ms) {
+  GFP_RETURN_IF_ERROR(CheckFunction(function, true));
+  if (ms < 0) return InvalidArgument("latency must not be negative");
+  return Update(path_, [&](SimState& s) {
+    if (ms == 0) {
+      s.latency_ms.erase(std::string(function));
+    } else {
+      s.latency_ms[std::string(function)] = ms;
+    }
+    return Status::Ok();
+  });
+}
+
+Status FmSimControl::DropConnections() {
+  return Update(path_, [](SimState& s) {
+    ++s.generation;
+    return Status::Ok();
+  });
+}
+
+Status FmSimControl::SetUnreachable(bool unreachable) {
+  return Update(path_, [&](SimState& s) {
+    if (unreachable && !s.unreachable) ++s.generation;  // FM going away closes every handle
+    s.unreachable = unreachable;
+    return Status::Ok();
+  });
+}
+
+Status FmSimControl::Restart(bool resiliency) {
+  return Update(path_, [&](SimState& s) {
+    ++s.generation;
+    if (resiliency) {
+      s.mode = Mode::kAwaitingResync;
+    } else {
+      s.mode = Mode::kRunning;
+      s.active.clear();
+    }
+    return Status::Ok();
+  });
+}
+
+Status FmSimControl::Degrade(std::uint32_t partition_id, std::uint32_t available_links) {
+  return Update(path_, [&](SimState& s) -> Status {
+    GFP_ASSIGN_OR_RETURN(const SimPartition* partition, FindPartition(s, partition_id));
+    if (available_links > partition->max_nvlinks) {
+      return InvalidArgument("partition " + std::to_string(partition_id) + " has at most " +
+                             std::to_string(partition->max_nvlinks) + " NVLinks per GPU");
+    }
+    if (available_links == partition->nvlinks_available) {
+      s.degraded.erase(partition_id);
+    } else {
+      s.degraded[partition_id] = available_links;
+    }
+    return Status::Ok();
+  });
+}
+
+Status FmSimControl::SetOnlyV1Connect(bool only_v1) {
+  return Update(path_, [&](SimState& s) {
+    s.only_v1_connect = only_v1;
+    return Status::Ok();
+  });
+}
+
+Status FmSimControl::SetHostileReply(HostileReply reply) {
+  return Update(path_, [&](SimState& s) {
+    s.hostile = reply;
+    return Status::Ok();
+  });
+}
+
+Result<std::vector<std::uint32_t>> FmSimControl::ActivePartitions() const {
+  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
+  return locked.state().active;
+}
+
+// Direct changes bypass the SDK's checks on purpose: they model another actor changing FM.
+Status FmSimControl::ActivateDirectly(std::uint32_t partition_id) {
+  return Update(path_, [&](SimState& s) -> Status {
+    GFP_RETURN_IF_ERROR(FindPartition(s, partition_id).status());
+    if (!std::binary_search(s.active.begin(), s.active.end(), partition_id)) {
+      s.active.insert(std::upper_bound(s.active.begin(), s.active.end(), partition_id),
+                      partition_id);
+    }
+    return Status::Ok();
+  });
+}
+
+Status FmSimControl::DeactivateDirectly(std::uint32_t partition_id) {
+  return Update(path_, [&](SimState& s) -> Status {
+    GFP_RETURN_IF_ERROR(FindPartition(s, partition_id).status());
+    std::erase(s.active, partition_id);
+    return Status::Ok();
+  });
+}
+
+Result<std::vector<CallRecord>> FmSimControl::CallLog() const {
+  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
+  return locked.ReadCallLog();
+}
+
+Status FmSimControl::ClearCallLog() {
+  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
+  GFP_RETURN_IF_ERROR(locked.ClearCallLog());
+  return locked.Commit();
+}
+
+}  // namespace gfp::fmsim

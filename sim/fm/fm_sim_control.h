@@ -1,0 +1,62 @@
+// Control API of the simulated Fabric Manager (libnvfm-sim.so), for tests and the demo. It works
+// on the same state file the library uses, so it can change FM "from outside" while a plugin is
+// connected: inject faults, add latency, drop connections, restart FM, degrade NVLinks, or change
+// partitions behind the plugin's back (drift).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "sim/fm/sim_types.h"
+
+namespace gfp::fmsim {
+
+class FmSimControl {
+ public:
+  // Writes a fresh state (running, nothing active, no faults) for table "h100", "b200", "a100"
+  // or "hgx2", and empties the call log. The library finds the file through $NVFM_SIM_STATE.
+  static Result<FmSimControl> Create(const std::string& state_path, std::string_view table);
+  // Attaches to an existing state file.
+  static Result<FmSimControl> Open(const std::string& state_path);
+
+  const std::string& state_path() const { return path_; }
+
+  Status SetMode(Mode mode);
+  Result<Mode> GetMode() const;
+  // The next `count` calls of `function` (an SDK name such as "fmActivateFabricPartition")
+  // return `code`; kAlways for every call; 0 clears it.
+  Status InjectFailure(std::string_view function, int code, int count = 1);
+  Status ClearFailures();
+  // Delay before each call of `function`, or of every function when it is "*".
+  Status SetLatency(std::string_view function, int ms);
+  // Every open handle (of every process) becomes invalid: CONNECTION_NOT_VALID until reconnect.
+  Status DropConnections();
+  // While unreachable, fmConnect fails with CONNECTION_NOT_VALID and open handles are invalid.
+  Status SetUnreachable(bool unreachable);
+  // FM restart. Resiliency: handles invalid, active set kept, partition calls refused until
+  // fmSetActivatedFabricPartitions. Without: handles invalid, every partition inactive.
+  Status Restart(bool resiliency);
+  // The partition's GPUs report `available_links` NVLinks; below the maximum it is listed by
+  // fmGetUnsupportedFabricPartitions and its activation fails with NVLINK_ERROR.
+  Status Degrade(std::uint32_t partition_id, std::uint32_t available_links);
+  // Makes fmConnect accept only the v1 connect struct (like FM 535 and older).
+  Status SetOnlyV1Connect(bool only_v1);
+  Status SetHostileReply(HostileReply reply);
+
+  Result<std::vector<std::uint32_t>> ActivePartitions() const;
+  Status ActivateDirectly(std::uint32_t partition_id);
+  Status DeactivateDirectly(std::uint32_t partition_id);
+
+  Result<std::vector<CallRecord>> CallLog() const;
+  Status ClearCallLog();
+
+ private:
+  explicit FmSimControl(std::string path) : path_(std::move(path)) {}
+
+  std::string path_;
+};
+
+}  // namespace gfp::fmsim

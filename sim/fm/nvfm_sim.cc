@@ -1,0 +1,473 @@
+// libnvfm-sim.so: a simulated Fabric Manager with the exact C ABI of libnvfm.so.1 (the 11
+// functions of reference/fabric-manager.md §1), for tests and the demo. The daemon's state lives
+// in the file named by $NVFM_SIM_STATE (see sim_state.h); what is per process here is only what
+// is per process in the real client library: whether fmLibInit ran, and the open handles.
+//
+// Check order per call follows the real 535 library (§5): not initialised -> UNINITIALIZED;
+// NULL arguments -> BADPARAM; struct version -> VERSION_MISMATCH; unknown or stale handle ->
+// CONNECTION_NOT_VALID; then injected faults; then the daemon's mode and partition semantics.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "adapters/fm/fm_abi.h"
+#include "sim/fm/sim_state.h"
+#include "sim/fm/sim_tables.h"
+
+namespace gfp::fmsim {
+namespace {
+
+namespace abi = gfp::fm::abi;
+
+struct Connection {
+  std::uint64_t generation = 0;
+};
+
+struct ProcessState {
+  std::mutex mu;
+  bool initialised = false;
+  std::map<const void*, std::unique_ptr<Connection>> connections;
+};
+
+// Never destroyed: a caller's worker thread may still be inside the library at exit.
+ProcessState& Process() {
+  static auto* process = new ProcessState();
+  return *process;
+}
+
+std::int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Hex(unsigned value) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof(buffer), "0x%08X", value);
+  return buffer;
+}
+
+// What one SDK call sees while it holds the state lock.
+struct CallContext {
+  const char* function;
+  SimState& state;
+  const SimTable& table;
+  ProcessState& process;
+
+  // Consumes one injected failure for this function, if any.
+  bool TakeFault(int* code) {
+    auto it = state.faults.find(function);
+    if (it == state.faults.end()) return false;
+    *code = it->second.code;
+    if (it->second.remaining != kAlways && --it->second.remaining <= 0) state.faults.erase(it);
+    return true;
+  }
+
+  // NULL -> BADPARAM; unknown, stale or FM unreachable -> CONNECTION_NOT_VALID.
+  int CheckHandle(abi::fmHandle_t handle) const {
+    if (handle == nullptr) return abi::kBadParam;
+    auto it = process.connections.find(handle);
+    if (it == process.connections.end()) return abi::kConnectionNotValid;
+    if (it->second->generation != state.generation || state.unreachable) {
+      return abi::kConnectionNotValid;
+    }
+    return abi::kSuccess;
+  }
+
+  bool IsActive(std::uint32_t id) const {
+    return std::binary_search(state.active.begin(), state.active.end(), id);
+  }
+
+  // Partition calls are refused while FM initialises or waits for the resync list.
+  int CheckPartitionMode() const {
+    return state.mode == Mode::kRunning ? abi::kSuccess : abi::kNotConfigured;
+  }
+
+  std::uint32_t LinksAvailable(const SimPartition& partition) const {
+    auto it = state.degraded.find(partition.id);
+    return it == state.degraded.end() ? partition.nvlinks_available : it->second;
+  }
+};
+
+bool Overlap(const SimPartition& a, const SimPartition& b) {
+  for (std::uint32_t id : a.physical_ids) {
+    if (std::find(b.physical_ids.begin(), b.physical_ids.end(), id) != b.physical_ids.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+int LatencyFor(const char* path, const char* function) {
+  auto locked = LockedState::Acquire(path);
+  if (!locked.ok()) return 0;  // the real call reports the problem
+  const auto& latency = locked->state().latency_ms;
+  if (auto it = latency.find(function); it != latency.end()) return it->second;
+  if (auto all = latency.find("*"); all != latency.end()) return all->second;
+  return 0;
+}
+
+// Runs one SDK call: latency, then `body` under the state lock, then the call log.
+int Call(const char* function, const std::string& args,
+         const std::function<int(CallContext&)>& body) {
+  const char* path = std::getenv("NVFM_SIM_STATE");
+  if (path == nullptr || *path == '\0') {
+    std::fprintf(stderr, "nvfm-sim: %s: NVFM_SIM_STATE is not set\n", function);
+    return abi::kGenericError;
+  }
+  // Injected latency is slept without the lock so the control API and other callers go on.
+  if (int delay = LatencyFor(path, function); delay > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+  }
+  auto locked = LockedState::Acquire(path);
+  if (!locked.ok()) {
+    std::fprintf(stderr, "nvfm-sim: %s: %s\n", function, locked.status().message().c_str());
+    return abi::kGenericError;
+  }
+  auto table = FindTable(locked->state().table);
+  if (!table.ok()) {
+    std::fprintf(stderr, "nvfm-sim: %s: %s\n", function, table.status().message().c_str());
+    return abi::kGenericError;
+  }
+  ProcessState& process = Process();
+  std::lock_guard process_lock(process.mu);
+  CallContext context{function, locked->state(), **table, process};
+  const int code = body(context);
+  locked->AppendCall(CallRecord{function, args, code, NowMs(), static_cast<int>(::getpid())});
+  if (Status committed = locked->Commit(); !committed.ok()) {
+    std::fprintf(stderr, "nvfm-sim: %s: %s\n", function, committed.message().c_str());
+    return abi::kGenericError;
+  }
+  return code;
+}
+
+// The common prefix of every handle-based call.
+#define SIM_RETURN_IF_NOT_OK(expr)            \
+  do {                                        \
+    const int sim_code_ = (expr);             \
+    if (sim_code_ != abi::kSuccess) return sim_code_; \
+  } while (false)
+
+int CheckInitialised(const CallContext& c) {
+  return c.process.initialised ? abi::kSuccess : abi::kUninitialized;
+}
+
+void FillGpu(const CallContext& c, const SimPartition& partition, std::uint32_t physical_id,
+             abi::FabricPartitionGpuInfo* gpu) {
+  gpu->physicalId = physical_id;
+  gpu->uuid[0] = '\0';  // FM reports no UUID or BDF in shared mode (reference §3.7)
+  std::snprintf(gpu->pciBusId, sizeof(gpu->pciBusId), "%s", "00000000:00:00.0");
+  gpu->maxNumNvLinks = partition.max_nvlinks;
+  gpu->numNvLinksAvailable = c.LinksAvailable(partition);
+  gpu->nvlinkLineRateMBps = c.table.nvlink_line_rate_mbps;
+}
+
+void MakeHostile(HostileReply hostile, abi::FabricPartitionList* list) {
+  switch (hostile) {
+    case HostileReply::kTooManyPartitions: list->numPartitions = abi::kMaxFabricPartitions + 1; break;
+    case HostileReply::kTooManyGpus: list->partitionInfo[0].numGpus = abi::kMaxNumGpus + 1; break;
+    case HostileReply::kUnterminatedStrings: {
+      abi::FabricPartitionGpuInfo& gpu = list->partitionInfo[0].gpuInfo[0];
+      std::memset(gpu.uuid, 'U', sizeof(gpu.uuid));
+      std::memset(gpu.pciBusId, 'B', sizeof(gpu.pciBusId));
+      break;
+    }
+    case HostileReply::kDuplicatePartitionIds:
+      list->partitionInfo[1].partitionId = list->partitionInfo[0].partitionId;
+      break;
+    case HostileReply::kBadPhysicalId:
+      list->partitionInfo[0].gpuInfo[0].physicalId = abi::kMaxNumGpus + 1;
+      break;
+    default: break;
+  }
+}
+
+}  // namespace
+}  // namespace gfp::fmsim
+
+using gfp::fmsim::CallContext;
+namespace abi = gfp::fm::abi;
+namespace sim = gfp::fmsim;
+
+#define FM_SIM_EXPORT extern "C" __attribute__((visibility("default")))
+
+FM_SIM_EXPORT abi::fmReturn_t fmLibInit() {
+  return sim::Call("fmLibInit", "", [](CallContext& c) {
+    if (c.process.initialised) return static_cast<int>(abi::kInUse);
+    int code = 0;
+    if (c.TakeFault(&code)) return code;
+    c.process.initialised = true;
+    return static_cast<int>(abi::kSuccess);
+  });
+}
+
+FM_SIM_EXPORT abi::fmReturn_t fmLibShutdown() {
+  return sim::Call("fmLibShutdown", "", [](CallContext& c) {
+    SIM_RETURN_IF_NOT_OK(sim::CheckInitialised(c));
+    int code = 0;
+    if (c.TakeFault(&code)) return code;
+    c.process.connections.clear();  // shutdown closes every connection of this process
+    c.process.initialised = false;
+    return static_cast<int>(abi::kSuccess);
+  });
+}
+
+FM_SIM_EXPORT abi::fmReturn_t fmConnect(void* connect_params, abi::fmHandle_t* handle_out) {
+  std::string args = "params=null";
+  if (connect_params != nullptr) {
+    // Both structs share the v1 prefix; addressType exists only in v2.
+    const auto* v1 = static_cast<const abi::ConnectParamsV1*>(connect_params);
+    args = "version=" + sim::Hex(v1->version) +
+           " address=" + std::string(v1->addressInfo, strnlen(v1->addressInfo, sizeof(v1->addressInfo))) +
+           " timeoutMs=" + std::to_string(v1->timeoutMs) +
+           " addressIsUnixSocket=" + std::to_string(v1->addressIsUnixSocket);
+    if (v1->version == abi::kConnectParamsV2Version) {
+      args += " addressType=" +
+              std::to_string(static_cast<const abi::ConnectParamsV2*>(connect_params)->addressType);
+    }
+  }
+  return sim::Call("fmConnect", args, [&](CallContext& c) {
+    SIM_RETURN_IF_NOT_OK(sim::CheckInitialised(c));
+    if (connect_params == nullptr || handle_out == nullptr) return static_cast<int>(abi::kBadParam);
+    const auto* v1 = static_cast<const abi::ConnectParamsV1*>(connect_params);
+    const bool v2 = v1->version == abi::kConnectParamsV2Version && !c.state.only_v1_connect;
+    if (!v2 && v1->version != abi::kConnectParamsV1Version) {
+      return static_cast<int>(abi::kVersionMismatch);
+    }
+    if (v1->timeoutMs == 0) return static_cast<int>(abi::kBadParam);
+    const std::size_t length = strnlen(v1->addressInfo, sizeof(v1->addressInfo));
+    if (length == 0 || length == sizeof(v1->addressInfo)) return static_cast<int>(abi::kBadParam);
+    // The address form must agree with every selector the struct has.
+    const bool is_path = v1->addressInfo[0] == '/';
+    if (v1->addressIsUnixSocket > 1 || (v1->addressIsUnixSocket == 1) != is_path) {
+      return static_cast<int>(abi::kBadParam);
+    }
+    if (v2) {
+      const auto type = static_cast<const abi::ConnectParamsV2*>(connect_params)->addressType;
+      if (type != (is_path ? abi::kAddrUnix : abi::kAddrInet)) return static_cast<int>(abi::kBadParam);
+    }
+    int code = 0;
+    if (c.TakeFault(&code)) return code;
+    if (c.state.unreachable) return static_cast<int>(abi::kConnectionNotValid);
+    auto connection = std::make_unique<sim::Connection>();
+    connection->generation = c.state.generation;
+    *handle_out = connection.get();
+    c.process.connections.emplace(connection.get(), std::move(connection));
+    return static_cast<int>(abi::kSuccess);
+  });
+}
+
+FM_SIM_EXPORT abi::fmReturn_t fmDisconnect(abi::fmHandle_t handle) {
+  return sim::Call("fmDisconnect", "", [&](CallContext& c) {
+    SIM_RETURN_IF_NOT_OK(sim::CheckInitialised(c));
+    auto it = c.process.connections.find(handle);
+    if (it == c.process.connections.end()) return static_cast<int>(abi::kBadParam);
+    int code = 0;
+    if (c.TakeFault(&code)) return code;
+    c.process.connections.erase(it);
+    return static_cast<int>(abi::kSuccess);
+  });
+}
+
+FM_SIM_EXPORT abi::fmReturn_t fmGetSupportedFabricPartitions(abi::fmHandle_t handle,
+                                                             abi::FabricPartitionList* list) {
+  return sim::Call("fmGetSupportedFabricPartitions", "", [&](CallContext& c) {
+    SIM_RETURN_IF_NOT_OK(sim::CheckInitialised(c));
+    if (handle == nullptr || list == nullptr) return static_cast<int>(abi::kBadParam);
+    if (list->version != abi::kFabricPartitionListVersion) return static_cast<int>(abi::kVersionMismatch);
+    SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
+    int code = 0;
+    if (c.TakeFault(&code)) return code;
+    SIM_RETURN_IF_NOT_OK(c.CheckPartitionMode());
+    const auto& partitions = c.table.partitions;
+    list->numPartitions = static_cast<unsigned>(partitions.size());
+    list->maxNumPartitions = list->numPartitions;
+    for (std::size_t p = 0; p < partitions.size(); ++p) {
+      abi::FabricPartitionInfo& info = list->partitionInfo[p];
+      info.partitionId = partitions[p].id;
+      info.isActive = c.IsActive(partitions[p].id) ? 1 : 0;
+      info.numGpus = static_cast<unsigned>(partitions[p].physical_ids.size());
+      for (std::size_t g = 0; g < partitions[p].physical_ids.size(); ++g) {
+        sim::FillGpu(c, partitions[p], partitions[p].physical_ids[g], &info.gpuInfo[g]);
+      }
+    }
+    sim::MakeHostile(c.state.hostile, list);
+    return static_cast<int>(abi::kSuccess);
+  });
+}
+
+FM_SIM_EXPORT abi::fmReturn_t fmActivateFabricPartition(abi::fmHandle_t handle,
+                                                        abi::fmFabricPartitionId_t id) {
+  return sim::Call("fmActivateFabricPartition", std::to_string(id), [&](CallContext& c) {
+    SIM_RETURN_IF_NOT_OK(sim::CheckInitialised(c));
+    SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
+    int code = 0;
+    if (c.TakeFault(&code)) return code;
+    SIM_RETURN_IF_NOT_OK(c.CheckPartitionMode());
+    const sim::SimPartition* partition = c.table.Find(id);
+    if (partition == nullptr) return static_cast<int>(abi::kBadParam);
+    for (std::uint32_t active_id : c.state.active) {
+      const sim::SimPartition* active = c.table.Find(active_id);
+      if (active_id == id || (active != nullptr && sim::Overlap(*active, *partition))) {
+        return static_cast<int>(abi::kInUse);
+      }
+    }
+    if (c.LinksAvailable(*partition) < partition->max_nvlinks) {
+      return static_cast<int>(abi::kNvlinkError);  // degraded links fail training
+    }
+    c.state.active.insert(std::upper_bound(c.state.active.begin(), c.state.active.end(), id), id);
+    return static_cast<int>(abi::kSuccess);
+  });
+}
+
+FM_SIM_EXPORT abi::fmReturn_t fmActivateFabricPartitionWithVFs(abi::fmHandle_t handle,
+                                                               abi::fmFabricPartitionId_t id,
+                                                               abi::PciDevice* vf_list,
+                                                               unsigned int num_vfs) {
+  const std::string args = std::to_string(id) + " numVfs=" + std::to_string(num_vfs);
+  return sim::Call("fmActivateFabricPartitionWithVFs", args, [&](CallContext& c) {
+    SIM_RETURN_IF_NOT_OK(sim::CheckInitialised(c));
+    SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
+    if (vf_list == nullptr && num_vfs != 0) return static_cast<int>(abi::kBadParam);
+    int code = 0;
+    if (c.TakeFault(&code)) return code;
+    // The simulator models FABRIC_MODE=1 (shared NVSwitch); VF activation is vGPU mode only.
+    return static_cast<int>(abi::kNotSupported);
+  });
+}
+
+FM_SIM_EXPORT abi::fmReturn_t fmDeactivateFabricPartition(abi::fmHandle_t handle,
+                                                          abi::fmFabricPartitionId_t id) {
+  return sim::Call("fmDeactivateFabricPartition", std::to_string(id), [&](CallContext& c) {
+    SIM_RETURN_IF_NOT_OK(sim::CheckInitialised(c));
+    SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
+    int code = 0;
+    if (c.TakeFault(&code)) return code;
+    SIM_RETURN_IF_NOT_OK(c.CheckPartitionMode());
+    if (c.table.Find(id) == nullptr) return static_cast<int>(abi::kBadParam);
+    if (!c.IsActive(id)) return static_cast<int>(abi::kUninitialized);  // per [UG]
+    std::erase(c.state.active, id);
+    return static_cast<int>(abi::kSuccess);
+  });
+}
+
+FM_SIM_EXPORT abi::fmReturn_t fmSetActivatedFabricPartitions(
+    abi::fmHandle_t handle, abi::ActivatedFabricPartitionList* list) {
+  std::string args = "null";
+  if (list != nullptr) {
+    args = "[";
+    for (unsigned i = 0; i < std::min<unsigned>(list->numPartitions, abi::kMaxFabricPartitions); ++i) {
+      args += (i == 0 ? "" : ",") + std::to_string(list->partitionIds[i]);
+    }
+    args += "]";
+  }
+  return sim::Call("fmSetActivatedFabricPartitions", args, [&](CallContext& c) {
+    SIM_RETURN_IF_NOT_OK(sim::CheckInitialised(c));
+    if (handle == nullptr || list == nullptr) return static_cast<int>(abi::kBadParam);
+    if (list->version != abi::kActivatedFabricPartitionListVersion) {
+      return static_cast<int>(abi::kVersionMismatch);
+    }
+    SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
+    int code = 0;
+    if (c.TakeFault(&code)) return code;
+    if (c.state.mode == sim::Mode::kStarting) return static_cast<int>(abi::kNotConfigured);
+    // Only meaningful after a restart in resiliency mode (our choice for the running case).
+    if (c.state.mode == sim::Mode::kRunning) return static_cast<int>(abi::kNotSupported);
+    if (list->numPartitions > abi::kMaxFabricPartitions) return static_cast<int>(abi::kBadParam);
+    std::vector<std::uint32_t> ids(list->partitionIds, list->partitionIds + list->numPartitions);
+    std::sort(ids.begin(), ids.end());
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const sim::SimPartition* partition = c.table.Find(ids[i]);
+      if (partition == nullptr) return static_cast<int>(abi::kBadParam);
+      for (std::size_t j = 0; j < i; ++j) {
+        if (ids[j] == ids[i] || sim::Overlap(*c.table.Find(ids[j]), *partition)) {
+          return static_cast<int>(abi::kBadParam);
+        }
+      }
+    }
+    c.state.active = std::move(ids);
+    c.state.mode = sim::Mode::kRunning;
+    return static_cast<int>(abi::kSuccess);
+  });
+}
+
+FM_SIM_EXPORT abi::fmReturn_t fmGetNvlinkFailedDevices(abi::fmHandle_t handle,
+                                                       abi::NvlinkFailedDevices* devices) {
+  return sim::Call("fmGetNvlinkFailedDevices", "", [&](CallContext& c) {
+    SIM_RETURN_IF_NOT_OK(sim::CheckInitialised(c));
+    if (handle == nullptr || devices == nullptr) return static_cast<int>(abi::kBadParam);
+    if (devices->version != abi::kNvlinkFailedDevicesVersion) {
+      return static_cast<int>(abi::kVersionMismatch);
+    }
+    SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
+    int code = 0;
+    if (c.TakeFault(&code)) return code;
+    if (c.state.mode == sim::Mode::kStarting) return static_cast<int>(abi::kNotConfigured);
+    // Not supported in FM's --restart (resiliency) mode (reference §1 #10).
+    if (c.state.mode == sim::Mode::kAwaitingResync) return static_cast<int>(abi::kNotSupported);
+    // One entry per GPU of a degraded partition, its missing links as failed ports.
+    std::map<std::uint32_t, std::uint32_t> failed_ports;  // physical id -> failed link count
+    for (const auto& [id, available] : c.state.degraded) {
+      const sim::SimPartition* partition = c.table.Find(id);
+      if (partition == nullptr || available >= partition->max_nvlinks) continue;
+      for (std::uint32_t gpu : partition->physical_ids) {
+        failed_ports[gpu] = std::max(failed_ports[gpu], partition->max_nvlinks - available);
+      }
+    }
+    devices->numGpus = 0;
+    devices->numSwitches = 0;
+    for (const auto& [gpu, ports] : failed_ports) {
+      if (devices->numGpus == abi::kMaxNumGpus) break;
+      abi::NvlinkFailedDeviceInfo& info = devices->gpuInfo[devices->numGpus++];
+      info.uuid[0] = '\0';
+      std::snprintf(info.pciBusId, sizeof(info.pciBusId), "%s", "00000000:00:00.0");
+      info.numPorts = std::min<std::uint32_t>(ports, abi::kMaxNumNvlinkPorts);
+      for (unsigned p = 0; p < info.numPorts; ++p) info.portNum[p] = p;
+    }
+    if (c.state.hostile == sim::HostileReply::kTooManyFailedDevices) {
+      devices->numGpus = abi::kMaxNumGpus + 1;
+    } else if (c.state.hostile == sim::HostileReply::kUnterminatedStrings) {
+      devices->numGpus = std::max(devices->numGpus, 1U);
+      std::memset(devices->gpuInfo[0].uuid, 'U', sizeof(devices->gpuInfo[0].uuid));
+    }
+    return static_cast<int>(abi::kSuccess);
+  });
+}
+
+FM_SIM_EXPORT abi::fmReturn_t fmGetUnsupportedFabricPartitions(
+    abi::fmHandle_t handle, abi::UnsupportedFabricPartitionList* list) {
+  return sim::Call("fmGetUnsupportedFabricPartitions", "", [&](CallContext& c) {
+    SIM_RETURN_IF_NOT_OK(sim::CheckInitialised(c));
+    if (handle == nullptr || list == nullptr) return static_cast<int>(abi::kBadParam);
+    if (list->version != abi::kUnsupportedFabricPartitionListVersion) {
+      return static_cast<int>(abi::kVersionMismatch);
+    }
+    SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
+    int code = 0;
+    if (c.TakeFault(&code)) return code;
+    SIM_RETURN_IF_NOT_OK(c.CheckPartitionMode());
+    list->numPartitions = 0;
+    for (const sim::SimPartition& partition : c.table.partitions) {
+      if (c.LinksAvailable(partition) >= partition.max_nvlinks) continue;
+      abi::UnsupportedFabricPartitionInfo& info = list->partitionInfo[list->numPartitions++];
+      info.partitionId = partition.id;
+      info.numGpus = static_cast<unsigned>(partition.physical_ids.size());
+      std::copy(partition.physical_ids.begin(), partition.physical_ids.end(), info.gpuPhysicalIds);
+    }
+    if (c.state.hostile == sim::HostileReply::kTooManyUnsupported) {
+      list->numPartitions = abi::kMaxFabricPartitions + 1;
+    }
+    return static_cast<int>(abi::kSuccess);
+  });
+}

@@ -1,0 +1,68 @@
+// The simulated Fabric Manager's state. FM is a separate daemon, so this state lives in a file
+// (path from $NVFM_SIM_STATE) that every SDK call and every control call reads and rewrites under
+// an exclusive flock; it survives the plugin process. The call log sits next to it in
+// "<state>.calls" (JSON lines) so the state file stays small and each call stays cheap.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "sim/fm/sim_types.h"
+
+namespace gfp::fmsim {
+
+struct Fault {
+  int code = 0;
+  int remaining = 1;  // kAlways = every call
+};
+
+struct SimState {
+  std::string table = "h100";
+  Mode mode = Mode::kRunning;
+  // Bumped whenever FM "loses" its connections; a handle made in an older generation is stale.
+  std::uint64_t generation = 1;
+  bool unreachable = false;
+  bool only_v1_connect = false;
+  HostileReply hostile = HostileReply::kNone;
+  std::vector<std::uint32_t> active;                // sorted
+  std::map<std::uint32_t, std::uint32_t> degraded;  // partition id -> NVLinks available
+  std::map<std::string, Fault> faults;              // SDK function name -> fault
+  std::map<std::string, int> latency_ms;            // SDK function name or "*" -> delay
+  std::uint64_t call_log_lines = 0;
+};
+
+inline constexpr std::size_t kCallLogLimit = 10000;
+
+// An exclusively locked, loaded state. Changes are written by Commit(); the lock is released
+// when the object goes away.
+class LockedState {
+ public:
+  static Result<LockedState> Acquire(const std::string& path);
+  // Takes the lock and replaces whatever is there with `initial` and an empty call log.
+  static Status Initialise(const std::string& path, const SimState& initial);
+
+  LockedState(LockedState&& other) noexcept;
+  LockedState& operator=(LockedState&&) = delete;
+  ~LockedState();
+
+  SimState& state() { return state_; }
+  void AppendCall(CallRecord record) { pending_calls_.push_back(std::move(record)); }
+  Status Commit();
+
+  Result<std::vector<CallRecord>> ReadCallLog() const;
+  Status ClearCallLog();
+
+ private:
+  LockedState(std::string path, int lock_fd) : path_(std::move(path)), lock_fd_(lock_fd) {}
+  Status Load();
+
+  std::string path_;
+  int lock_fd_ = -1;
+  SimState state_;
+  std::vector<CallRecord> pending_calls_;
+};
+
+}  // namespace gfp::fmsim

@@ -1,0 +1,86 @@
+#include "adapters/fm/fm_call_runner.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+#include <spdlog/spdlog.h>
+
+namespace gfp::fm {
+
+// Lives as long as the worker thread, which may outlive the runner after a hung call.
+struct FmCallRunner::Shared {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::function<int()> job;
+  bool has_job = false;
+  bool busy = false;  // a job was handed over and has not returned yet
+  bool stop = false;
+  bool exited = false;
+  std::uint64_t submitted = 0;
+  std::uint64_t finished = 0;
+  int last_code = 0;
+};
+
+FmCallRunner::FmCallRunner(std::chrono::milliseconds shutdown_grace)
+    : shared_(std::make_shared<Shared>()), shutdown_grace_(shutdown_grace) {
+  worker_ = std::thread([shared = shared_] { WorkerLoop(shared); });
+}
+
+FmCallRunner::~FmCallRunner() {
+  std::unique_lock lock(shared_->mu);
+  shared_->stop = true;
+  shared_->cv.notify_all();
+  bool exited =
+      shared_->cv.wait_for(lock, shutdown_grace_, [this] { return shared_->exited; });
+  lock.unlock();
+  if (exited) {
+    worker_.join();
+  } else {
+    // The call is stuck inside the library; joining would hang shutdown forever.
+    spdlog::warn("abandoning a Fabric Manager call that has not returned after shutdown");
+    worker_.detach();
+  }
+}
+
+void FmCallRunner::WorkerLoop(const std::shared_ptr<Shared>& shared) {
+  std::unique_lock lock(shared->mu);
+  while (true) {
+    shared->cv.wait(lock, [&] { return shared->has_job || shared->stop; });
+    if (!shared->has_job) break;  // stop requested and nothing to run
+    std::function<int()> job = std::move(shared->job);
+    shared->has_job = false;
+    std::uint64_t id = shared->submitted;
+    lock.unlock();
+    int code = job();
+    job = nullptr;  // release what the call captured before reporting completion
+    lock.lock();
+    shared->last_code = code;
+    shared->finished = id;
+    shared->busy = false;
+    shared->cv.notify_all();
+  }
+  shared->exited = true;
+  shared->cv.notify_all();
+}
+
+FmCallRunner::RunResult FmCallRunner::Run(std::function<int()> call,
+                                          std::chrono::milliseconds deadline) {
+  std::unique_lock lock(shared_->mu);
+  if (shared_->busy) return {Outcome::kBusy, 0};
+  shared_->job = std::move(call);
+  shared_->has_job = true;
+  shared_->busy = true;
+  std::uint64_t id = ++shared_->submitted;
+  shared_->cv.notify_all();
+  bool done = shared_->cv.wait_for(lock, deadline, [&] { return shared_->finished >= id; });
+  if (!done) return {Outcome::kTimedOut, 0};
+  return {Outcome::kCompleted, shared_->last_code};
+}
+
+bool FmCallRunner::HasHungCall() const {
+  std::lock_guard lock(shared_->mu);
+  return shared_->busy;
+}
+
+}  // namespace gfp::fm
