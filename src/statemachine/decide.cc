@@ -614,13 +614,16 @@ struct Dispatch {
     b.Effect(effect);
   }
   void operator()(const RecordResyncOutcome& c) {
+    // Only a resync that took effect is journaled: FM refuses it while it is still starting,
+    // and the plugin retries every interval, which would otherwise flood the audit trail.
+    if (c.fm.code() != kFmSuccess) {
+      b.Refuse("Fabric Manager refused the active partition list: " + FmText(c.fm));
+      return;
+    }
     events::FabricManagerResynced e;
     for (PartitionId pid : c.partition_ids) e.add_partition_ids(pid);
     *e.mutable_fm() = c.fm;
     GFP_EMIT(b, fabric_manager_resynced, e);
-    if (c.fm.code() != kFmSuccess) {
-      b.Refuse("Fabric Manager refused the active partition list: " + FmText(c.fm));
-    }
   }
 };
 

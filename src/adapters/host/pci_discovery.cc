@@ -1,0 +1,115 @@
+#include "adapters/host/pci_discovery.h"
+
+#include <algorithm>
+#include <variant>
+
+#include "adapters/host/bdf.h"
+#include "adapters/host/file_reading.h"
+#include "adapters/host/sysfs_attributes.h"
+
+namespace gfp::adapters {
+namespace {
+
+constexpr std::size_t kMaxAttributeBytes = 4096;
+
+// Why one device was not taken; `silent` for devices that are simply not ours.
+struct Skip {
+  bool silent = false;
+  std::string reason;
+};
+
+std::variant<PciDevice, Skip> InspectDevice(const std::filesystem::path& sysfs_root,
+                                            const std::string& name) {
+  const std::filesystem::path dir = PciDevicePath(sysfs_root, name);
+
+  auto vendor = ReadHexIdAttribute(dir, "vendor");
+  if (!vendor.ok()) return Skip{false, vendor.status().message()};
+  if (*vendor != kNvidiaVendorId) return Skip{true, {}};
+
+  // sysfs names are always canonical; anything else would become a kubelet device id.
+  if (!IsCanonicalBdf(name)) return Skip{false, "name is not a PCI address (DDDD:BB:DD.F)"};
+
+  auto driver = ReadLinkBasename(dir / "driver");
+  if (!driver.ok()) return Skip{false, "cannot read driver link: " + driver.status().message()};
+  if (!IsVfioDriver(*driver)) return Skip{true, {}};
+
+  auto group = ReadIommuGroup(dir);
+  if (!group.ok()) return Skip{false, group.status().message()};
+
+  std::int64_t numa = 0;
+  if (auto content = ReadWholeFile(dir / "numa_node", kMaxAttributeBytes); content.ok()) {
+    numa = ParseNumaNodeAttribute(*content);
+  }
+
+  auto device_id = ReadHexIdAttribute(dir, "device");
+  if (!device_id.ok()) return Skip{false, device_id.status().message()};
+
+  PciDevice device;
+  device.bdf = name;
+  device.device_id = *device_id;
+  device.driver = *driver;
+  device.iommu_group = *group;
+  device.numa_node = numa;
+  if (auto cdev = ReadIommufdDeviceName(sysfs_root, name); cdev.ok()) {
+    device.iommufd_device = *cdev;
+  }
+  return device;
+}
+
+}  // namespace
+
+bool IsVfioDriver(const std::string& driver) {
+  return driver == "vfio-pci" || driver == "nvgrace_gpu_vfio_pci";
+}
+
+std::filesystem::path PciDevicePath(const std::filesystem::path& sysfs_root,
+                                    const std::string& bdf) {
+  return sysfs_root / "bus" / "pci" / "devices" / bdf;
+}
+
+Result<PciDiscovery> DiscoverVfioDevices(const std::filesystem::path& sysfs_root) {
+  const std::filesystem::path devices_dir = sysfs_root / "bus" / "pci" / "devices";
+  auto names = ListDirectory(devices_dir);
+  if (!names.ok()) {
+    return names.status().WithContext("PCI discovery: cannot list " + devices_dir.string());
+  }
+  PciDiscovery result;
+  for (const std::string& name : *names) {  // sorted, so devices come out sorted by BDF
+    auto outcome = InspectDevice(sysfs_root, name);
+    if (auto* device = std::get_if<PciDevice>(&outcome)) {
+      result.devices.push_back(std::move(*device));
+      continue;
+    }
+    const Skip& skip = std::get<Skip>(outcome);
+    if (!skip.silent) result.warnings.push_back(name + ": skipped: " + skip.reason);
+  }
+  return result;
+}
+
+Result<std::string> ReadIommufdDeviceName(const std::filesystem::path& sysfs_root,
+                                          const std::string& bdf) {
+  const std::filesystem::path dir = PciDevicePath(sysfs_root, bdf) / "vfio-dev";
+  auto names = ListDirectory(dir);
+  if (!names.ok()) return names.status().WithContext("cannot list " + dir.string());
+  for (const std::string& name : *names) {
+    if (name.rfind("vfio", 0) == 0) return name;
+  }
+  return NotFound("no vfio* entry in " + dir.string());
+}
+
+const PciDevice* PciDiscovery::Find(const std::string& bdf) const {
+  for (const PciDevice& device : devices) {
+    if (device.bdf == bdf) return &device;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> PciDiscovery::DeviceIds() const {
+  std::vector<std::string> ids;
+  for (const PciDevice& device : devices) ids.push_back(device.device_id);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+}  // namespace gfp::adapters

@@ -1,0 +1,123 @@
+#include "cli/serve_command.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <iostream>
+#include <memory>
+
+#include "cli/flag_values.h"
+#include "plugin/service.h"
+
+namespace gfp::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop.store(true); }
+
+void InstallSignalHandlers() {
+  struct sigaction action {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+struct RawServeFlags {
+  std::string fabric_manager = "false";
+  std::string fm_address = "/run/nvidia-fabricmanager/fmpm.sock";
+  std::string fm_library = "libnvfm.so.1";
+  std::string pci_module_mapping = "/run/nvidia-fabricmanager/gpu-pci-module-mapping.json";
+  std::string sysfs_root = "/sys";
+  std::string dev_root = "/dev";
+  std::string device_plugin_dir = "/var/lib/kubelet/device-plugins";
+  std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+  std::string journal = "/var/lib/gpu-fabric-plugin/journal.db";
+  std::string pci_ids;
+  std::string reconcile_interval = "5s";
+  std::string release_grace = "30s";
+  std::string log_level = "info";
+};
+
+Result<plugin::ServeConfig> ToConfig(const RawServeFlags& raw) {
+  plugin::ServeConfig c;
+  GFP_ASSIGN_OR_RETURN(c.fabric_manager, ParseBoolFlag("fabric-manager", raw.fabric_manager));
+  c.fm_address = raw.fm_address;
+  c.fm_library = raw.fm_library;
+  c.pci_module_mapping = raw.pci_module_mapping;
+  c.sysfs_root = raw.sysfs_root;
+  c.dev_root = raw.dev_root;
+  c.device_plugin_dir = raw.device_plugin_dir;
+  c.pod_resources_socket = raw.pod_resources_socket;
+  c.journal = raw.journal;
+  c.pci_ids = raw.pci_ids;
+  GFP_ASSIGN_OR_RETURN(c.reconcile_interval,
+                       ParseDurationFlag("reconcile-interval", raw.reconcile_interval));
+  GFP_ASSIGN_OR_RETURN(c.release_grace, ParseDurationFlag("release-grace", raw.release_grace));
+  if (c.reconcile_interval.count() == 0) {
+    return InvalidArgument("--reconcile-interval must be greater than zero");
+  }
+  c.log_level = raw.log_level;
+  if (const char* node = std::getenv("NODE_NAME")) c.node_name = node;
+  return c;
+}
+
+int Serve(const RawServeFlags& raw) {
+  auto config = ToConfig(raw);
+  if (!config.ok()) {
+    std::cerr << "error: " << config.status().message() << "\n";
+    return 2;
+  }
+  spdlog::set_level(spdlog::level::from_str(config->log_level));
+  InstallSignalHandlers();
+  auto service = plugin::Service::Create(*config, GFP_VERSION);
+  if (!service.ok()) {
+    spdlog::critical("cannot start: {}", service.status().message());
+    return 1;
+  }
+  Status status = (*service)->Run(g_stop);
+  if (!status.ok()) {
+    spdlog::critical("{}", status.message());
+    return 1;
+  }
+  spdlog::info("stopped cleanly");
+  return 0;
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, int* exit_code) {
+  auto raw = std::make_shared<RawServeFlags>();
+  CLI::App* serve = app.add_subcommand("serve", "Run the node daemon (device plugin)");
+  serve->add_option("--fabric-manager", raw->fabric_manager,
+                    "enable Fabric Manager partition management (1/0, true/false, t/f)")
+      ->expected(0, 1)
+      ->envname("ENABLE_FABRIC_MANAGER");
+  serve->add_option("--fm-address", raw->fm_address,
+                    "FM SDK endpoint: /unix/socket/path or IPv4[:port] (default port 6666)")
+      ->envname("FABRIC_MANAGER_ADDRESS");
+  serve->add_option("--fm-library", raw->fm_library, "FM SDK shared library (dlopen)")
+      ->envname("NVFM_LIBRARY_PATH");
+  serve->add_option("--pci-module-mapping", raw->pci_module_mapping, "BDF -> GPU module id JSON")
+      ->envname("GPU_PCI_MODULE_MAPPING_PATH");
+  serve->add_option("--sysfs-root", raw->sysfs_root, "root of the sysfs tree to scan");
+  serve->add_option("--dev-root", raw->dev_root, "where vfio/<group>, vfio/vfio, iommu are found");
+  serve->add_option("--device-plugin-dir", raw->device_plugin_dir,
+                    "holds kubelet.sock and our sockets");
+  serve->add_option("--pod-resources-socket", raw->pod_resources_socket,
+                    "kubelet PodResources API socket");
+  serve->add_option("--journal", raw->journal, "the SQLite journal")->envname("GPU_FABRIC_JOURNAL");
+  serve->add_option("--pci-ids", raw->pci_ids, "PCI names database (default: first existing)");
+  serve->add_option("--reconcile-interval", raw->reconcile_interval,
+                    "PodResources / FM reconciliation period (ms, s, m)");
+  serve->add_option("--release-grace", raw->release_grace,
+                    "how long devices must be unused before their partition is released");
+  serve->add_option("--log-level", raw->log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  serve->callback([raw, exit_code] { *exit_code = Serve(*raw); });
+}
+
+}  // namespace gfp::cli

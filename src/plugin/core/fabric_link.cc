@@ -1,0 +1,68 @@
+#include "plugin/core/fabric_link.h"
+
+#include <algorithm>
+#include <set>
+
+namespace gfp::plugin {
+
+events::FmResult ToEventResult(const fm::FmStatus& status) {
+  events::FmResult out;
+  out.set_code(status.fm_code());
+  out.set_name(status.fm_name());
+  if (!status.ok()) out.set_message(status.error().message);
+  return out;
+}
+
+FabricLink::FabricLink(std::unique_ptr<fm::FabricManagerClient> client)
+    : client_(std::move(client)) {}
+
+events::FmResult FabricLink::Connect() { return ToEventResult(client_->Connect()); }
+
+bool FabricLink::connected() const {
+  return client_->connection_state() == fm::ConnectionState::kConnected;
+}
+
+int FabricLink::connect_struct_version() const { return client_->connect_struct_version(); }
+
+const std::string& FabricLink::address() const { return client_->config().address; }
+
+Result<std::vector<events::Partition>> FabricLink::FabricState(events::FmResult* failure) {
+  auto supported = client_->GetSupportedPartitions();
+  if (!supported.ok()) {
+    if (failure) *failure = ToEventResult(supported.fm_status());
+    return supported.status();
+  }
+  auto unsupported = client_->GetUnsupportedPartitions();
+  if (!unsupported.ok()) {
+    if (failure) *failure = ToEventResult(unsupported.fm_status());
+    return unsupported.status();
+  }
+  const std::set<std::uint32_t> degraded(unsupported->begin(), unsupported->end());
+  std::vector<events::Partition> out;
+  for (const auto& p : *supported) {
+    events::Partition e;
+    e.set_id(p.id);
+    for (auto id : p.physical_ids) e.add_physical_ids(id);
+    e.set_nvlinks_available(p.nvlinks_available);
+    e.set_max_nvlinks(p.max_nvlinks);
+    e.set_active(p.active);
+    e.set_unsupported(degraded.count(p.id) > 0);
+    out.push_back(std::move(e));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id() < b.id(); });
+  return out;
+}
+
+events::FmResult FabricLink::Carry(const sm::Effect& effect) {
+  switch (effect.kind) {
+    case sm::Effect::Kind::kActivatePartition:
+      return ToEventResult(client_->Activate(effect.partition_id));
+    case sm::Effect::Kind::kDeactivatePartition:
+      return ToEventResult(client_->Deactivate(effect.partition_id));
+    case sm::Effect::Kind::kSetActivatedPartitions:
+      return ToEventResult(client_->SetActivatedPartitions(effect.partition_ids));
+  }
+  return ToEventResult(fm::FmStatus());
+}
+
+}  // namespace gfp::plugin

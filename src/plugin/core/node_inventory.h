@@ -1,0 +1,37 @@
+// What this node has: the VFIO-bound NVIDIA functions grouped into kubelet resources, one per
+// PCI device id, named like the Go plugin.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "adapters/host/pci_device.h"
+#include "adapters/host/pci_ids.h"
+#include "adapters/host/resource_naming.h"
+#include "common/status.h"
+#include "statemachine/commands.h"
+
+namespace gfp::plugin {
+
+struct ResourceDevices {
+  adapters::ResourceNaming naming;
+  std::vector<adapters::PciDevice> devices;  // sorted by BDF
+};
+
+struct NodeInventory {
+  adapters::PciDiscovery discovery;
+  std::vector<ResourceDevices> resources;  // sorted by resource name
+
+  const ResourceDevices* FindResource(const std::string& resource_name) const;
+  const adapters::PciDevice* FindDevice(const std::string& bdf) const;
+  std::vector<std::string> Bdfs() const;
+};
+
+// Scans sysfs and names every device id with pci.ids.
+Result<NodeInventory> ScanNode(const std::filesystem::path& sysfs_root,
+                               const adapters::PciIds& pci_ids);
+
+sm::ObserveInventory InventoryCommand(const NodeInventory& inventory, sm::Micros now);
+
+}  // namespace gfp::plugin

@@ -1,0 +1,397 @@
+#include "plugin/core/plugin_core.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+
+#include "adapters/host/device_recheck.h"
+#include "adapters/host/pci_discovery.h"
+#include "adapters/host/vfio_nodes.h"
+#include "statemachine/preferred.h"
+#include "statemachine/recovery.h"
+
+namespace gfp::plugin {
+namespace {
+
+constexpr int kFmNotConfigured = -8;
+
+std::string Join(const std::vector<std::string>& ids) {
+  std::string out;
+  for (const auto& id : ids) out += (out.empty() ? "" : ",") + id;
+  return out;
+}
+
+}  // namespace
+
+sm::Micros SystemClock() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+PluginCore::PluginCore(ServeConfig config, std::unique_ptr<engine::Engine> engine,
+                       NodeInventory inventory, std::optional<adapters::ModuleMapping> mapping,
+                       std::unique_ptr<FabricLink> fabric, Clock clock)
+    : config_(std::move(config)),
+      engine_(std::move(engine)),
+      inventory_(std::move(inventory)),
+      mapping_(std::move(mapping)),
+      fabric_(std::move(fabric)),
+      clock_(std::move(clock)) {}
+
+void PluginCore::LogIfError(const Status& status, const char* what) {
+  if (!status.ok()) spdlog::error("{}: {}", what, status.message());
+}
+
+Status PluginCore::Start(const std::string& version) {
+  std::lock_guard lock(operation_mu_);
+  sm::StartPlugin start;
+  start.now = clock_();
+  start.version = version;
+  start.fabric_manager_enabled = fabric_ != nullptr;
+  start.node_name = config_.node_name;
+  start.release_grace =
+      std::chrono::duration_cast<std::chrono::microseconds>(config_.release_grace).count();
+  GFP_RETURN_IF_ERROR(engine_->Execute(start).status());
+  for (const auto& warning : inventory_.discovery.warnings) spdlog::warn("{}", warning);
+  GFP_RETURN_IF_ERROR(engine_->Execute(InventoryCommand(inventory_, clock_())).status());
+  if (mapping_) {
+    sm::ObserveModuleMapping command;
+    command.now = clock_();
+    command.path = mapping_->source;
+    for (const auto& [bdf, module] : mapping_->module_by_bdf) {
+      events::ModuleAssignment a;
+      a.set_bdf(bdf);
+      a.set_module_id(module);
+      command.assignments.push_back(a);
+    }
+    GFP_ASSIGN_OR_RETURN(sm::Decision d, engine_->Execute(command));
+    if (!d.refusal.empty()) return FailedPrecondition(d.refusal);
+  }
+  NotifyChanged();
+  return Status::Ok();
+}
+
+Result<PluginCore::SagaResult> PluginCore::RunSaga(const sm::Command& command) {
+  GFP_ASSIGN_OR_RETURN(sm::Decision decision, engine_->Execute(command));
+  SagaResult result{decision.allocation_id, decision.refusal};
+  std::vector<sm::Effect> effects = decision.effects;
+  for (std::size_t i = 0; i < effects.size(); ++i) {
+    const sm::Effect effect = effects[i];
+    events::FmResult outcome;
+    if (fabric_) {
+      outcome = fabric_->Carry(effect);
+    } else {
+      outcome.set_code(-3);
+      outcome.set_name("FM_ST_NOT_SUPPORTED");
+      outcome.set_message("Fabric Manager management is disabled");
+    }
+    sm::Command next;
+    if (effect.kind == sm::Effect::Kind::kSetActivatedPartitions) {
+      next = sm::RecordResyncOutcome{clock_(), effect.partition_ids, outcome};
+    } else {
+      sm::RecordFabricManagerOutcome recorded;
+      recorded.now = clock_();
+      recorded.kind = effect.kind == sm::Effect::Kind::kActivatePartition
+                          ? sm::IntentKind::kActivate
+                          : sm::IntentKind::kDeactivate;
+      recorded.partition_id = effect.partition_id;
+      recorded.fm = outcome;
+      next = recorded;
+    }
+    // If this append fails the intent stays without an outcome; start-up recovery resolves it.
+    GFP_ASSIGN_OR_RETURN(sm::Decision followed, engine_->Execute(next));
+    if (!followed.refusal.empty()) result.refusal = followed.refusal;
+    effects.insert(effects.end(), followed.effects.begin(), followed.effects.end());
+  }
+  return result;
+}
+
+void PluginCore::RecordConnection(bool connected, const std::string& reason,
+                                  const events::FmResult& fm) {
+  sm::ObserveFabricManagerConnection c;
+  c.now = clock_();
+  c.connected = connected;
+  c.address = fabric_->address();
+  c.connect_params_version = static_cast<std::uint32_t>(fabric_->connect_struct_version());
+  c.reason = reason;
+  c.fm = fm;
+  auto d = engine_->Execute(c);
+  if (!d.ok()) {
+    LogIfError(d.status(), "journaling the Fabric Manager connection state");
+  } else if (!d->events.empty()) {
+    if (connected) {
+      spdlog::info("connected to Fabric Manager at {}", fabric_->address());
+    } else {
+      spdlog::warn("Fabric Manager at {} unreachable: {}; its devices are Unhealthy", fabric_->address(),
+                   fm.message().empty() ? reason : fm.message());
+    }
+    NotifyChanged();
+  }
+}
+
+bool PluginCore::SyncFabricManager() {
+  std::lock_guard lock(operation_mu_);
+  return SyncFabricManagerLocked(false, {});
+}
+
+bool PluginCore::SyncFabricManagerLocked(bool pod_holders_known,
+                                         const std::vector<sm::AllocationId>& held) {
+  if (!fabric_) return true;
+  if (!fabric_->connected()) {
+    events::FmResult connect = fabric_->Connect();
+    if (connect.code() != 0) {
+      RecordConnection(false, "connect failed", connect);
+      return false;
+    }
+  }
+  events::FmResult failure;
+  auto partitions = fabric_->FabricState(&failure);
+  if (!partitions.ok() && failure.code() == kFmNotConfigured) {
+    // FM is starting, or restarted in resiliency mode and waits for the active set.
+    RecordConnection(true, "", {});
+    auto resync = RunSaga(sm::ResyncFabricManager{clock_()});
+    if (!resync.ok() || !resync->refusal.empty()) {
+      spdlog::info("Fabric Manager not ready yet: {}",
+                   resync.ok() ? resync->refusal : resync.status().message());
+      return false;
+    }
+    spdlog::info("Fabric Manager resynced with the journal's active partitions");
+    partitions = fabric_->FabricState(&failure);
+  }
+  if (!partitions.ok()) {
+    RecordConnection(false, "listing partitions failed", failure);
+    return false;
+  }
+  RecordConnection(true, "", {});
+
+  std::set<sm::PartitionId> fm_active;
+  for (const auto& p : *partitions) {
+    if (p.active()) fm_active.insert(p.id());
+  }
+  // Intents left without an outcome (a crash between the FM call and its journaling).
+  for (const auto& outcome :
+       sm::ResolvePendingIntents(engine_->CopyState(), fm_active, clock_())) {
+    spdlog::warn("{}", outcome.fm.message());
+    auto resolved = RunSaga(outcome);
+    if (!resolved.ok()) {
+      LogIfError(resolved.status(), "resolving a pending intent");
+      return false;
+    }
+  }
+  sm::ObserveFabricState observed;
+  observed.now = clock_();
+  observed.partitions = std::move(partitions).value();
+  observed.pod_holders_known = pod_holders_known;
+  observed.held_allocations = held;
+  auto repaired = RunSaga(observed);
+  if (!repaired.ok()) {
+    LogIfError(repaired.status(), "journaling Fabric Manager's state");
+    return false;
+  }
+  if (!repaired->refusal.empty()) spdlog::warn("{}", repaired->refusal);
+  return fabric_->connected();
+}
+
+void PluginCore::Reconcile(const std::vector<kubelet::ContainerDeviceAssignment>& containers) {
+  std::lock_guard lock(operation_mu_);
+  sm::ObservePodResources observed;
+  observed.now = clock_();
+  for (const auto& c : containers) {
+    observed.containers.push_back(
+        {c.pod_namespace, c.pod_name, c.container_name, c.resource_name, c.device_ids});
+  }
+  auto bound = engine_->Execute(observed);
+  if (!bound.ok()) {
+    LogIfError(bound.status(), "journaling pods seen");
+    return;
+  }
+  const sm::ReleaseTracker::Due due =
+      release_tracker_.Observe(engine_->CopyState(), observed.containers, observed.now);
+  for (const auto& id : due.allocations) {
+    spdlog::info("releasing {}: its devices were in no pod for {} ms", id,
+                 config_.release_grace.count());
+    sm::ReleaseAllocation release;
+    release.now = clock_();
+    release.allocation_id = id;
+    release.detail = "devices absent from every pod for the release grace";
+    auto done = RunSaga(release);
+    if (!done.ok()) LogIfError(done.status(), "releasing an allocation");
+  }
+  for (const auto pid : due.orphan_partitions) {
+    spdlog::info("releasing ownerless partition {}: no pod holds its GPUs", pid);
+    auto done = RunSaga(sm::ReleaseOrphanPartition{clock_(), pid, "no pod holds its GPUs"});
+    if (!done.ok()) LogIfError(done.status(), "releasing an ownerless partition");
+  }
+  SyncFabricManagerLocked(true, release_tracker_.held());
+}
+
+Status PluginCore::HostCheck(const std::string& bdf) {
+  const adapters::PciDevice* device = inventory_.FindDevice(bdf);
+  if (!device) return NotFound("unknown device " + bdf);
+  GFP_RETURN_IF_ERROR(adapters::CheckDeviceUnchanged(config_.sysfs_root, *device));
+  auto identity = adapters::ReadDeviceIdentity(config_.sysfs_root, bdf);
+  if (!identity.ok()) return identity.status();
+  if (!identity->driver || !adapters::IsVfioDriver(*identity->driver)) {
+    return FailedPrecondition(bdf + ": bound to " + identity->driver.value_or("no driver") +
+                              ", not to a VFIO driver");
+  }
+  return adapters::CheckVfioGroupNode(config_.dev_root, device->iommu_group);
+}
+
+void PluginCore::CheckHealth() {
+  std::lock_guard lock(operation_mu_);
+  bool changed = false;
+  for (const auto& device : inventory_.discovery.devices) {
+    Status status = HostCheck(device.bdf);
+    sm::ObserveDeviceHealth health{clock_(), device.bdf, status.ok(), status.message()};
+    auto d = engine_->Execute(health);
+    if (!d.ok()) {
+      LogIfError(d.status(), "journaling a health change");
+      continue;
+    }
+    if (!d->events.empty()) {
+      changed = true;
+      if (status.ok()) {
+        spdlog::info("device {} is Healthy again", device.bdf);
+      } else {
+        spdlog::warn("device {} is Unhealthy: {}", device.bdf, status.message());
+      }
+    }
+  }
+  if (changed) NotifyChanged();
+}
+
+void PluginCore::ObserveKubeletRestart(const std::string& reason) {
+  std::lock_guard lock(operation_mu_);
+  LogIfError(engine_->Execute(sm::ObserveKubeletRestart{clock_(), reason}).status(),
+             "journaling a kubelet restart");
+}
+
+std::vector<DeviceView> PluginCore::Devices(const std::string& resource) const {
+  std::vector<DeviceView> out;
+  const ResourceDevices* r = inventory_.FindResource(resource);
+  if (!r) return out;
+  engine_->Read([&](const sm::State& s) {
+    const bool fabric_ok = !fabric_ || s.fm_connected;
+    for (const auto& d : r->devices) {
+      auto it = s.devices.find(d.bdf);
+      DeviceView view;
+      view.id = d.bdf;
+      view.numa_node = static_cast<int>(std::max<std::int64_t>(0, d.numa_node));
+      view.healthy = it != s.devices.end() && it->second.healthy && fabric_ok &&
+                     (!fabric_ || s.module_of_bdf.count(d.bdf) > 0);
+      out.push_back(view);
+    }
+    return 0;
+  });
+  return out;
+}
+
+void PluginCore::NotifyChanged() {
+  {
+    std::lock_guard lock(change_mu_);
+    ++version_;
+  }
+  change_cv_.notify_all();
+}
+
+void PluginCore::WakeWatchers() { change_cv_.notify_all(); }
+
+std::uint64_t PluginCore::version() const {
+  std::lock_guard lock(change_mu_);
+  return version_;
+}
+
+std::uint64_t PluginCore::WaitForChange(std::uint64_t seen,
+                                        std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(change_mu_);
+  change_cv_.wait_for(lock, timeout, [&] { return version_ != seen; });
+  return version_;
+}
+
+Result<std::vector<std::string>> PluginCore::Preferred(
+    const std::string& resource, const std::vector<std::string>& available,
+    const std::vector<std::string>& must_include, std::size_t size) const {
+  if (!inventory_.FindResource(resource)) return NotFound("unknown resource " + resource);
+  return engine_->Read([&](const sm::State& s) {
+    return sm::PreferredAllocation(s, sm::PreferredRequest{available, must_include, size});
+  });
+}
+
+Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
+    const std::string& resource, const std::vector<std::vector<std::string>>& containers) {
+  std::lock_guard lock(operation_mu_);
+  const ResourceDevices* r = inventory_.FindResource(resource);
+  if (!r) return NotFound("unknown resource " + resource);
+  if (containers.empty()) return InvalidArgument("Allocate without container requests");
+  GFP_ASSIGN_OR_RETURN(const bool iommufd, adapters::DetectIommufd(config_.dev_root));
+
+  // 1. The host as it is now: a device re-bound, moved or without its /dev node is unhealthy
+  //    (journaled), and the state machine then refuses it with that reason.
+  bool health_changed = false;
+  for (const auto& ids : containers) {
+    for (const auto& id : ids) {
+      if (!inventory_.FindDevice(id)) continue;  // the state machine names unknown ids
+      Status status = HostCheck(id);
+      auto d = engine_->Execute(sm::ObserveDeviceHealth{clock_(), id, status.ok(), status.message()});
+      if (!d.ok()) return d.status();
+      health_changed |= !d->events.empty();
+    }
+  }
+  if (health_changed) NotifyChanged();
+
+  // 2. Validate every container before anything is activated: a dry run of the decision.
+  std::vector<sm::RequestAllocation> requests;
+  for (std::size_t i = 0; i < containers.size(); ++i) {
+    sm::RequestAllocation request;
+    request.now = clock_();
+    request.resource = resource;
+    request.device_ids = containers[i];
+    request.container_index = static_cast<std::uint32_t>(i);
+    const sm::Decision dry = engine_->Read([&](const sm::State& s) { return sm::Decide(s, request); });
+    if (!dry.refusal.empty()) {
+      // Journal the rejection for the audit trail, then refuse.
+      auto journaled = engine_->Execute(request);
+      if (!journaled.ok()) return journaled.status();
+      return InvalidArgument("container " + std::to_string(i) + ": " + dry.refusal);
+    }
+    requests.push_back(std::move(request));
+  }
+
+  // 3. Device nodes per container.
+  std::vector<ContainerAllocation> out;
+  for (const auto& ids : containers) {
+    GFP_ASSIGN_OR_RETURN(auto specs,
+                         adapters::ContainerDeviceSpecs(inventory_.discovery.devices, ids, iommufd));
+    out.push_back({r->naming.env_key, Join(ids), std::move(specs)});
+  }
+
+  // 4. Journal first, then Fabric Manager, then the answer.
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    requests[i].now = clock_();
+    GFP_ASSIGN_OR_RETURN(SagaResult saga, RunSaga(requests[i]));
+    if (!saga.refusal.empty()) {
+      return FailedPrecondition("container " + std::to_string(i) + ": " + saga.refusal);
+    }
+    spdlog::info("allocated {} [{}] as {}", resource, Join(containers[i]), saga.allocation_id);
+  }
+  return out;
+}
+
+Status PluginCore::PreStart(const std::string& resource, const std::vector<std::string>& devices) {
+  if (!fabric_) return Status::Ok();
+  if (!inventory_.FindResource(resource)) return NotFound("unknown resource " + resource);
+  std::lock_guard lock(operation_mu_);
+  // Verify in FM first: a partition FM lost shows up as drift and is repaired here.
+  if (!SyncFabricManagerLocked(false, {})) {
+    return Unavailable("Fabric Manager is not reachable; cannot verify the partition of " +
+                       Join(devices));
+  }
+  GFP_ASSIGN_OR_RETURN(SagaResult saga, RunSaga(sm::EnsurePartitionActive{clock_(), devices}));
+  if (!saga.refusal.empty()) return FailedPrecondition(saga.refusal);
+  return Status::Ok();
+}
+
+}  // namespace gfp::plugin

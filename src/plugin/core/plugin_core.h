@@ -1,0 +1,121 @@
+// The plugin's behaviour, independent of gRPC: what kubelet's calls do, how Fabric Manager is
+// kept in step, health, and reconciliation. Every change goes through the engine (decide ->
+// journal -> apply); effects are carried out only after their intent is durable.
+//
+// Thread safety: all public methods may be called from any thread. Operations that change the
+// journal (Allocate, PreStart, reconciliation, FM sync, health) are serialised by one mutex so
+// that a multi-step decision chain is never interleaved; reads (device lists, preferred
+// allocation) only take the engine's short state lock.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/host/allocation_device_specs.h"
+#include "adapters/host/module_mapping.h"
+#include "adapters/kubelet/pod_device_assignment.h"
+#include "common/status.h"
+#include "engine/engine.h"
+#include "plugin/core/fabric_link.h"
+#include "plugin/core/node_inventory.h"
+#include "plugin/serve_config.h"
+#include "statemachine/release_tracker.h"
+
+namespace gfp::plugin {
+
+using Clock = std::function<sm::Micros()>;
+sm::Micros SystemClock();
+
+struct DeviceView {
+  std::string id;  // BDF
+  bool healthy = true;
+  int numa_node = 0;
+};
+
+struct ContainerAllocation {
+  std::string env_key;
+  std::string env_value;  // comma-joined BDFs in request order
+  std::vector<adapters::DeviceNodeSpec> device_specs;
+};
+
+class PluginCore {
+ public:
+  PluginCore(ServeConfig config, std::unique_ptr<engine::Engine> engine, NodeInventory inventory,
+             std::optional<adapters::ModuleMapping> mapping, std::unique_ptr<FabricLink> fabric,
+             Clock clock = SystemClock);
+
+  // Journals the start, the inventory and the module mapping.
+  Status Start(const std::string& version);
+
+  // Brings Fabric Manager to a known state: connects if needed, hands it the journal's active
+  // set if it waits for one after its own restart, resolves intents left without an outcome,
+  // and repairs drift. Returns whether FM is usable. A no-op returning true without FM.
+  bool SyncFabricManager();
+
+  // One reconciliation pass with a successful PodResources List (SPEC §4.6): journal newly bound
+  // pods, release allocations unused for the release grace, release orphaned partitions, repair
+  // drift.
+  void Reconcile(const std::vector<kubelet::ContainerDeviceAssignment>& containers);
+
+  // Re-checks /dev/vfio/<group> and sysfs (driver, group, vendor) for every device.
+  void CheckHealth();
+  void ObserveKubeletRestart(const std::string& reason);
+
+  // --- kubelet-facing -------------------------------------------------------------------------
+  const NodeInventory& inventory() const { return inventory_; }
+  bool fabric_managed() const { return fabric_ != nullptr; }
+  std::vector<DeviceView> Devices(const std::string& resource) const;
+  // Blocks until the device view changes from `seen` or `timeout` passes; returns the version.
+  std::uint64_t WaitForChange(std::uint64_t seen, std::chrono::milliseconds timeout) const;
+  std::uint64_t version() const;
+  // Wakes ListAndWatch streams (e.g. on shutdown) without a change.
+  void WakeWatchers();
+
+  Result<std::vector<std::string>> Preferred(const std::string& resource,
+                                             const std::vector<std::string>& available,
+                                             const std::vector<std::string>& must_include,
+                                             std::size_t size) const;
+  Result<std::vector<ContainerAllocation>> Allocate(
+      const std::string& resource, const std::vector<std::vector<std::string>>& containers);
+  Status PreStart(const std::string& resource, const std::vector<std::string>& devices);
+
+  engine::Engine& engine() { return *engine_; }
+  FabricLink* fabric() { return fabric_.get(); }
+
+ private:
+  struct SagaResult {
+    sm::AllocationId allocation_id;
+    std::string refusal;
+  };
+  // Executes a command and every effect it leads to, feeding outcomes back. Journal failures
+  // are returned as errors; refusals come back in SagaResult.
+  Result<SagaResult> RunSaga(const sm::Command& command);
+  bool SyncFabricManagerLocked(bool pod_holders_known, const std::vector<sm::AllocationId>& held);
+  void RecordConnection(bool connected, const std::string& reason, const events::FmResult& fm);
+  Status HostCheck(const std::string& bdf);
+  void NotifyChanged();
+  void LogIfError(const Status& status, const char* what);
+
+  const ServeConfig config_;
+  std::unique_ptr<engine::Engine> engine_;
+  const NodeInventory inventory_;
+  const std::optional<adapters::ModuleMapping> mapping_;
+  std::unique_ptr<FabricLink> fabric_;
+  Clock clock_;
+
+  std::mutex operation_mu_;
+  sm::ReleaseTracker release_tracker_;
+
+  mutable std::mutex change_mu_;
+  mutable std::condition_variable change_cv_;
+  std::uint64_t version_ = 1;
+};
+
+}  // namespace gfp::plugin

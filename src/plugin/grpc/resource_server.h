@@ -1,0 +1,50 @@
+// One resource's device-plugin endpoint: a gRPC server on
+// <device-plugin-dir>/kubevirt-<NAME>.sock, registered with kubelet. Serves before it registers
+// (kubelet dials back during Register).
+#pragma once
+
+#include <grpcpp/server.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "plugin/core/node_inventory.h"
+#include "plugin/core/plugin_core.h"
+#include "plugin/grpc/device_plugin_service.h"
+#include "plugin/grpc/socket_guard.h"
+
+namespace gfp::plugin {
+
+class ResourceServer {
+ public:
+  ResourceServer(PluginCore& core, adapters::ResourceNaming naming,
+                 std::filesystem::path device_plugin_dir);
+  ~ResourceServer();
+
+  // Claims the socket path (never taking over a live one) and starts serving.
+  Status Serve();
+  // Register with kubelet (version v1beta1, endpoint = socket basename, resource, options).
+  Status Register(std::chrono::milliseconds deadline);
+  // Stops serving; ends ListAndWatch streams; removes our socket file.
+  void Stop();
+
+  bool serving() const { return server_ != nullptr; }
+  bool registered() const { return registered_; }
+  void set_unregistered() { registered_ = false; }
+  // Our socket file is gone or is no longer the one we created (kubelet removed it).
+  bool SocketLost() const;
+  const adapters::ResourceNaming& naming() const { return naming_; }
+  std::filesystem::path socket_path() const { return dir_ / naming_.socket_name; }
+
+ private:
+  PluginCore& core_;
+  adapters::ResourceNaming naming_;
+  std::filesystem::path dir_;
+  std::unique_ptr<DevicePluginService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::optional<FileIdentity> socket_identity_;
+  bool registered_ = false;
+};
+
+}  // namespace gfp::plugin

@@ -1,0 +1,53 @@
+#include "plugin/grpc/socket_guard.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace gfp::plugin {
+
+bool SocketIsLive(const std::filesystem::path& path) {
+  sockaddr_un addr{};
+  const std::string p = path.string();
+  if (p.size() >= sizeof(addr.sun_path)) return false;
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, p.c_str(), p.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const bool live = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
+  ::close(fd);
+  return live;
+}
+
+Status ClaimSocketPath(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::Ok();
+    return Internal("cannot stat " + path.string() + ": " + std::strerror(errno));
+  }
+  if (!S_ISSOCK(st.st_mode)) {
+    return FailedPrecondition(path.string() + " exists and is not a socket; refusing to replace it");
+  }
+  if (SocketIsLive(path)) {
+    return AlreadyExists("another server is answering on " + path.string() +
+                         "; refusing to take over its socket (is a second plugin running?)");
+  }
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return Internal("cannot remove stale socket " + path.string() + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+std::optional<FileIdentity> IdentityOf(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileIdentity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+                      static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 +
+                          st.st_ctim.tv_nsec};
+}
+
+}  // namespace gfp::plugin

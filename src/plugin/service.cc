@@ -1,0 +1,210 @@
+#include "plugin/service.h"
+
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "adapters/fm/fabric_manager_client.h"
+#include "adapters/host/module_mapping.h"
+#include "adapters/host/pci_ids.h"
+#include "adapters/kubelet/grpc_lifetime.h"
+
+namespace gfp::plugin {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+constexpr std::chrono::milliseconds kLoopTick{100};
+constexpr std::chrono::milliseconds kRegisterDeadline{5000};
+constexpr std::chrono::milliseconds kMaxRegisterBackoff{5000};
+
+Result<adapters::PciIds> LoadNames(const ServeConfig& config) {
+  if (!config.pci_ids.empty()) return adapters::LoadPciIds(config.pci_ids);
+  auto found = adapters::FindPciIdsFile();
+  if (!found.ok()) {
+    spdlog::warn("{}; resources are named by raw device id", found.status().message());
+    return adapters::PciIds();
+  }
+  return adapters::LoadPciIds(*found);
+}
+
+// Watches <dev-root>/vfio for group nodes appearing or disappearing; -1 when not watchable.
+int WatchVfioDir(const std::filesystem::path& dev_root) {
+  const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd < 0) return -1;
+  const auto dir = dev_root / "vfio";
+  if (::inotify_add_watch(fd, dir.c_str(),
+                          IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB) < 0) {
+    spdlog::warn("cannot watch {} for VFIO group changes; relying on periodic checks",
+                 dir.string());
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Waits up to `timeout` for inotify events; true when some arrived (they are drained).
+bool WaitForVfioEvents(int fd, std::chrono::milliseconds timeout) {
+  if (fd < 0) {
+    std::this_thread::sleep_for(timeout);
+    return false;
+  }
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return false;
+  char buffer[4096];
+  while (::read(fd, buffer, sizeof buffer) > 0) {
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Service>> Service::Create(ServeConfig config, const std::string& version,
+                                                 Clock clock) {
+  kubelet::KeepGrpcInitialized();
+  GFP_ASSIGN_OR_RETURN(auto engine, engine::Engine::Open(config.journal));
+  const auto& recovery = engine->recovery();
+  spdlog::info("journal {} recovered in {:.1f} ms (snapshot at seq {}, {} events replayed)",
+               config.journal.string(), recovery.milliseconds, recovery.snapshot_seq,
+               recovery.events_replayed);
+  for (const auto& skipped : recovery.skipped_snapshots) spdlog::warn("{}", skipped);
+
+  GFP_ASSIGN_OR_RETURN(adapters::PciIds names, LoadNames(config));
+  GFP_ASSIGN_OR_RETURN(NodeInventory inventory, ScanNode(config.sysfs_root, names));
+  if (inventory.resources.empty()) {
+    spdlog::warn("no NVIDIA device bound to vfio-pci under {}", config.sysfs_root.string());
+  }
+
+  std::optional<adapters::ModuleMapping> mapping;
+  std::unique_ptr<FabricLink> fabric;
+  if (config.fabric_manager) {
+    const auto bdfs = inventory.Bdfs();
+    GFP_ASSIGN_OR_RETURN(auto checked,
+                         adapters::LoadModuleMappingFor(config.pci_module_mapping, bdfs));
+    for (const auto& warning : checked.warnings) spdlog::warn("{}", warning);
+    mapping = std::move(checked.mapping);
+    fm::FabricManagerConfig fm_config;
+    fm_config.library_path = config.fm_library;
+    fm_config.address = config.fm_address;
+    fm_config.call_deadline = config.fm_call_deadline;
+    GFP_ASSIGN_OR_RETURN(auto client, fm::FabricManagerClient::Create(fm_config));
+    fabric = std::make_unique<FabricLink>(std::move(client));
+  }
+  auto core = std::make_unique<PluginCore>(config, std::move(engine), std::move(inventory),
+                                           std::move(mapping), std::move(fabric), std::move(clock));
+  GFP_RETURN_IF_ERROR(core->Start(version));
+  return std::unique_ptr<Service>(new Service(std::move(config), std::move(core)));
+}
+
+Service::Service(ServeConfig config, std::unique_ptr<PluginCore> core)
+    : config_(std::move(config)),
+      core_(std::move(core)),
+      pod_resources_(kubelet::PodResourcesClientOptions{config_.pod_resources_socket.string(),
+                                                        std::chrono::milliseconds(10'000),
+                                                        16 * 1024 * 1024}) {}
+
+Service::~Service() {
+  for (auto& server : servers_) server->Stop();
+}
+
+void Service::RestartServers(const std::string& reason) {
+  spdlog::warn("{}: serving and registering again", reason);
+  core_->ObserveKubeletRestart(reason);
+  for (auto& server : servers_) {
+    server->Stop();
+    Status status = server->Serve();
+    if (!status.ok()) spdlog::error("{}", status.message());
+  }
+  register_backoff_ = std::chrono::milliseconds(250);
+  next_register_ = Steady::now();
+}
+
+void Service::RegisterPending() {
+  if (Steady::now() < next_register_) return;
+  bool failed = false;
+  for (auto& server : servers_) {
+    if (!server->serving()) {
+      Status status = server->Serve();
+      if (!status.ok()) {
+        spdlog::error("{}", status.message());
+        failed = true;
+        continue;
+      }
+    }
+    if (server->registered()) continue;
+    Status status = server->Register(kRegisterDeadline);
+    if (!status.ok()) {
+      spdlog::warn("{} (retrying in {} ms)", status.message(), register_backoff_.count());
+      failed = true;
+    }
+  }
+  if (failed) {
+    next_register_ = Steady::now() + register_backoff_;
+    register_backoff_ = std::min(register_backoff_ * 2, kMaxRegisterBackoff);
+  } else {
+    register_backoff_ = std::chrono::milliseconds(250);
+  }
+  kubelet_socket_ = IdentityOf(config_.device_plugin_dir / "kubelet.sock");
+}
+
+void Service::ReconcileOnce() {
+  auto listed = pod_resources_.List();
+  if (!listed.ok()) {
+    // A failed List releases nothing; Fabric Manager is still kept in step.
+    spdlog::warn("PodResources List failed, nothing released this round: {}",
+                 listed.status().message());
+    core_->SyncFabricManager();
+    return;
+  }
+  core_->Reconcile(*listed);
+}
+
+Status Service::Run(const std::atomic<bool>& stop) {
+  if (!core_->SyncFabricManager()) {
+    spdlog::warn("Fabric Manager not usable yet; its devices stay Unhealthy until it is");
+  }
+  core_->CheckHealth();
+  for (const auto& resource : core_->inventory().resources) {
+    servers_.push_back(
+        std::make_unique<ResourceServer>(*core_, resource.naming, config_.device_plugin_dir));
+    GFP_RETURN_IF_ERROR(servers_.back()->Serve());
+  }
+  next_register_ = Steady::now();
+  const int vfio_watch = WatchVfioDir(config_.dev_root);
+  auto next_health = Steady::now() + config_.health_recheck_interval;
+  auto next_reconcile = Steady::now() + config_.reconcile_interval;
+  auto next_kubelet_check = Steady::now();
+
+  while (!stop.load()) {
+    RegisterPending();
+    const auto now = Steady::now();
+    if (now >= next_kubelet_check) {
+      next_kubelet_check = now + config_.kubelet_check_interval;
+      const auto kubelet_socket = IdentityOf(config_.device_plugin_dir / "kubelet.sock");
+      bool lost = false;
+      for (const auto& server : servers_) lost |= server->SocketLost();
+      if (lost) {
+        RestartServers("our socket was removed (kubelet restarted)");
+      } else if (kubelet_socket && kubelet_socket_ && *kubelet_socket != *kubelet_socket_) {
+        RestartServers("kubelet.sock was re-created (kubelet restarted)");
+      }
+    }
+    if (now >= next_reconcile) {
+      next_reconcile = now + config_.reconcile_interval;
+      ReconcileOnce();
+    }
+    const bool vfio_changed = WaitForVfioEvents(vfio_watch, kLoopTick);
+    if (vfio_changed || Steady::now() >= next_health) {
+      next_health = Steady::now() + config_.health_recheck_interval;
+      core_->CheckHealth();
+    }
+  }
+  spdlog::info("stopping: active partitions are left as they are");
+  if (vfio_watch >= 0) ::close(vfio_watch);
+  for (auto& server : servers_) server->Stop();
+  core_->engine().Snapshot().IgnoreError();
+  return Status::Ok();
+}
+
+}  // namespace gfp::plugin
