@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libsqlite3-dev libsqlitecpp-dev sqlite3
-  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev libprotoc-dev protobuf-compiler
   libspdlog-dev libfmt-dev
   librapidcheck-dev libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libssl-dev libbenchmark-dev

@@ -1,0 +1,16 @@
+#include "adapters/kubelet/grpc_lifetime.h"
+
+#include <grpc/grpc.h>
+
+namespace gfp::kubelet {
+
+void KeepGrpcInitialized() {
+  // Deliberately never matched by grpc_shutdown() (see the header).
+  static const bool initialized = [] {
+    grpc_init();
+    return true;
+  }();
+  (void)initialized;
+}
+
+}  // namespace gfp::kubelet
