@@ -16,18 +16,9 @@
 namespace gfp::cli {
 namespace {
 
-struct JournalOptions {
-  std::string path;
-  std::string format = "text";
-  std::optional<std::uint32_t> partition;
-  std::string device;
-  std::string since;
-  std::uint64_t at = 0;
-};
-
 void PrintError(const Status& status) { std::cerr << "error: " << status.message() << "\n"; }
 
-Result<std::unique_ptr<store::Journal>> OpenReadOnly(const JournalOptions& o) {
+Result<std::unique_ptr<store::Journal>> OpenReadOnly(const JournalQuery& o) {
   return store::Journal::Open(o.path, store::OpenMode::kReadOnly);
 }
 
@@ -76,7 +67,9 @@ nlohmann::json EventJson(std::uint64_t seq, const events::Event& e) {
 }
 
 // Streams decoded events through `emit`, applying the history filters.
-int Stream(const JournalOptions& o, bool filtered) {
+}  // namespace
+
+int PrintHistory(const JournalQuery& o, bool filtered) {
   auto journal = OpenReadOnly(o);
   if (!journal.ok()) {
     PrintError(journal.status());
@@ -118,6 +111,8 @@ int Stream(const JournalOptions& o, bool filtered) {
   }
   return 0;
 }
+
+namespace {
 
 nlohmann::json StateJson(const sm::State& s) {
   nlohmann::json partitions = nlohmann::json::array();
@@ -221,7 +216,9 @@ void PrintStateText(const sm::State& s) {
   if (s.anomaly_count) std::cout << "  anomalies: " << s.anomaly_count << "\n";
 }
 
-int State(const JournalOptions& o) {
+}  // namespace
+
+int PrintState(const JournalQuery& o) {
   auto journal = OpenReadOnly(o);
   if (!journal.ok()) {
     PrintError(journal.status());
@@ -245,7 +242,7 @@ int State(const JournalOptions& o) {
   return 0;
 }
 
-int Verify(const JournalOptions& o) {
+int VerifyJournal(const JournalQuery& o) {
   auto journal = OpenReadOnly(o);
   if (!journal.ok()) {
     PrintError(journal.status());
@@ -289,10 +286,8 @@ int Verify(const JournalOptions& o) {
   return report.ok ? 0 : 1;
 }
 
-}  // namespace
-
 void AddJournalCommand(CLI::App& app, int* exit_code) {
-  auto options = std::make_shared<JournalOptions>();
+  auto options = std::make_shared<JournalQuery>();
   CLI::App* journal = app.add_subcommand("journal", "Read the journal (safe while serve runs)");
   journal->require_subcommand(1);
 
@@ -309,17 +304,17 @@ void AddJournalCommand(CLI::App& app, int* exit_code) {
   history->add_option("--partition", options->partition, "only events about this partition");
   history->add_option("--device", options->device, "only events naming this device (BDF)");
   history->add_option("--since", options->since, "only events at or after this RFC 3339 time");
-  history->callback([options, exit_code] { *exit_code = Stream(*options, true); });
+  history->callback([options, exit_code] { *exit_code = PrintHistory(*options, true); });
 
   CLI::App* state = journal->add_subcommand("state", "Partition ownership rebuilt by replay");
   common(state);
   state->add_option("--at", options->at, "replay up to this seq (default: all)");
-  state->callback([options, exit_code] { *exit_code = State(*options); });
+  state->callback([options, exit_code] { *exit_code = PrintState(*options); });
 
   CLI::App* verify =
       journal->add_subcommand("verify", "Check the hash chain, decode and replay every event");
   common(verify);
-  verify->callback([options, exit_code] { *exit_code = Verify(*options); });
+  verify->callback([options, exit_code] { *exit_code = VerifyJournal(*options); });
 
   CLI::App* exported = journal->add_subcommand("export", "The whole journal as JSON lines");
   exported->add_option("--journal", options->path, "the SQLite journal")
@@ -329,7 +324,7 @@ void AddJournalCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"json"}));
   exported->callback([options, exit_code] {
     options->format = "json";
-    *exit_code = Stream(*options, false);
+    *exit_code = PrintHistory(*options, false);
   });
 }
 

@@ -4,7 +4,26 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <optional>
+#include <string>
+
 namespace gfp::cli {
+
+struct JournalQuery {
+  std::string path;
+  std::string format = "text";  // text or json
+  std::optional<std::uint32_t> partition;
+  std::string device;
+  std::string since;  // RFC 3339
+  std::uint64_t at = 0;
+};
+
+// The verbs, printing to stdout; each returns the process exit code (0 ok, 1 damaged/failed,
+// 2 unusable arguments or file).
+int PrintHistory(const JournalQuery& query, bool filtered);
+int PrintState(const JournalQuery& query);
+int VerifyJournal(const JournalQuery& query);
 
 // Adds the `journal` subcommand and its verbs to `app`; the verbs set *exit_code when they run.
 void AddJournalCommand(CLI::App& app, int* exit_code);

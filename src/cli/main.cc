@@ -1,6 +1,7 @@
 // gpu-fabric-plugin: one binary, subcommands per SPEC §2.
 #include <CLI/CLI.hpp>
 
+#include "cli/demo/demo_command.h"
 #include "cli/journal_command.h"
 #include "cli/serve_command.h"
 
@@ -11,6 +12,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   gfp::cli::AddServeCommand(app, &exit_code);
   gfp::cli::AddJournalCommand(app, &exit_code);
+  gfp::cli::AddDemoCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,144 @@
+#include "cli/demo/demo_world.h"
+
+#include <signal.h>
+
+#include <thread>
+
+#include "engine/engine.h"
+#include "store/journal.h"
+
+namespace gfp::cli {
+
+Result<std::unique_ptr<DemoWorld>> DemoWorld::Create(DemoOptions options) {
+  std::error_code ec;
+  std::filesystem::create_directories(options.dir, ec);
+  if (ec) return Internal("cannot create " + options.dir.string() + ": " + ec.message());
+  GFP_ASSIGN_OR_RETURN(sim::FakeNode node,
+                       sim::BuildFakeNode(options.dir / "node", sim::FakeNodeSpec{}));
+  const auto state = options.dir / "fabric-manager.state";
+  GFP_ASSIGN_OR_RETURN(fmsim::FmSimControl fabric, fmsim::FmSimControl::Create(state.string(), "h100"));
+  std::unique_ptr<DemoWorld> world(new DemoWorld(std::move(options), std::move(node), fabric));
+  kubelet::FakeKubeletOptions k;
+  k.device_plugin_dir = world->options_.dir / "device-plugins";
+  k.pod_resources_socket = world->options_.dir / "pod-resources" / "kubelet.sock";
+  std::filesystem::create_directories(k.device_plugin_dir, ec);
+  std::filesystem::create_directories(k.pod_resources_socket.parent_path(), ec);
+  world->kubelet_ = std::make_unique<kubelet::FakeKubelet>(k);
+  GFP_RETURN_IF_ERROR(world->kubelet_->Start());
+  return world;
+}
+
+DemoWorld::DemoWorld(DemoOptions options, sim::FakeNode node, fmsim::FmSimControl fabric)
+    : options_(std::move(options)),
+      node_(std::move(node)),
+      fabric_(std::make_unique<fmsim::FmSimControl>(std::move(fabric))) {}
+
+DemoWorld::~DemoWorld() {
+  if (serve_.running()) serve_.Stop(SIGKILL, std::chrono::seconds(5)).status().IgnoreError();
+  if (kubelet_) kubelet_->Stop();
+}
+
+std::vector<std::string> DemoWorld::ServeArgs() const {
+  const auto& k = kubelet_->options();
+  return {"serve",
+          "--fabric-manager",
+          "--fm-address=/run/nvidia-fabricmanager/fmpm.sock",
+          "--fm-library=" + options_.fm_library.string(),
+          "--pci-module-mapping=" + node_.module_mapping_file.string(),
+          "--sysfs-root=" + node_.sysfs_root.string(),
+          "--dev-root=" + node_.dev_root.string(),
+          "--device-plugin-dir=" + k.device_plugin_dir.string(),
+          "--pod-resources-socket=" + k.pod_resources_socket.string(),
+          "--journal=" + journal_path().string(),
+          "--pci-ids=" + node_.pci_ids_file.string(),
+          "--reconcile-interval=" + std::to_string(options_.reconcile_interval.count()) + "ms",
+          "--release-grace=" + std::to_string(options_.release_grace.count()) + "ms",
+          "--log-level=info"};
+}
+
+Status DemoWorld::StartPlugin() {
+  return serve_.Start(SelfExecutable(), ServeArgs(),
+                      {{"NVFM_SIM_STATE", fabric_->state_path()}, {"NODE_NAME", "demo-hgx-h100"}},
+                      log_path());
+}
+
+Status DemoWorld::CrashPlugin() { return serve_.Stop(SIGKILL, std::chrono::seconds(5)).status(); }
+
+Result<int> DemoWorld::StopPlugin() { return serve_.Stop(SIGTERM, std::chrono::seconds(15)); }
+
+Status DemoWorld::Eventually(const std::function<Status()>& check,
+                             std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Status last = check();
+  while (!last.ok() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    last = check();
+  }
+  return last.WithContext("still not true after " + std::to_string(timeout.count()) + " ms");
+}
+
+Status DemoWorld::WaitRegisteredAndHealthy(int min_registrations) {
+  return Eventually([&]() -> Status {
+    if (auto code = serve_.Poll()) {
+      return Internal("serve exited with code " + std::to_string(*code) + " (see " +
+                      log_path().string() + ")");
+    }
+    auto r = kubelet_->Resource(resource_);
+    if (!r || r->registrations < min_registrations || !r->connected) {
+      return Unavailable(resource_ + " is not registered with kubelet yet");
+    }
+    int healthy = 0;
+    for (const auto& d : r->devices) healthy += d.health() == "Healthy";
+    if (healthy != static_cast<int>(node_.gpus.size())) {
+      return Unavailable(std::to_string(healthy) + " of " + std::to_string(node_.gpus.size()) +
+                         " devices Healthy");
+    }
+    return Status::Ok();
+  });
+}
+
+Result<sm::State> DemoWorld::JournalState() const {
+  GFP_ASSIGN_OR_RETURN(auto journal, store::Journal::Open(journal_path(), store::OpenMode::kReadOnly));
+  return engine::Replay(*journal, 0, true, true);
+}
+
+Result<std::set<std::uint32_t>> DemoWorld::FabricActive() const {
+  GFP_ASSIGN_OR_RETURN(auto active, fabric_->ActivePartitions());
+  return std::set<std::uint32_t>(active.begin(), active.end());
+}
+
+Status DemoWorld::FabricMatchesJournal() const {
+  GFP_ASSIGN_OR_RETURN(sm::State state, JournalState());
+  GFP_ASSIGN_OR_RETURN(auto fm, FabricActive());
+  std::set<std::uint32_t> journal;
+  for (const auto& [pid, active] : state.active) journal.insert(pid);
+  if (journal != fm) {
+    auto text = [](const std::set<std::uint32_t>& s) {
+      std::string out;
+      for (auto id : s) out += (out.empty() ? "" : ",") + std::to_string(id);
+      return "[" + out + "]";
+    };
+    return FailedPrecondition("Fabric Manager has " + text(fm) + " active, the journal " +
+                              text(journal));
+  }
+  return Status::Ok();
+}
+
+Result<sm::PartitionId> DemoWorld::PartitionHolding(const std::vector<std::string>& devices) const {
+  GFP_ASSIGN_OR_RETURN(sm::State state, JournalState());
+  auto pid = sm::PartitionWithExactDevices(state, devices);
+  std::string list;
+  for (const auto& d : devices) list += (list.empty() ? "" : ",") + d;
+  if (!pid) return FailedPrecondition("devices " + list + " are not one partition");
+  if (!state.active.count(*pid)) {
+    return FailedPrecondition("partition " + std::to_string(*pid) + " of " + list +
+                              " is not active in the journal");
+  }
+  GFP_ASSIGN_OR_RETURN(auto fm, FabricActive());
+  if (!fm.count(*pid)) {
+    return FailedPrecondition("partition " + std::to_string(*pid) + " is not active in FM");
+  }
+  return *pid;
+}
+
+}  // namespace gfp::cli
