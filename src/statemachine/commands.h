@@ -79,6 +79,15 @@ struct RecordFabricManagerOutcome {
   IntentKind kind = IntentKind::kActivate;
   PartitionId partition_id = 0;
   events::FmResult fm;  // code 0 = success
+  // Resolved at start-up for a request whose caller is gone (docs/recovery.md): an allocation
+  // waiting on this transition is rejected instead of continued.
+  bool interrupted = false;
+};
+
+// Rejects allocations still `requested` with no transition pending: their caller (a kubelet
+// Allocate) ended with the process that served it.
+struct AbandonInterruptedRequests {
+  Micros now = 0;
 };
 
 // PreStartContainer: make sure the devices' partition is active, re-activating it if needed.
@@ -135,6 +144,6 @@ using Command =
                  ObserveFabricManagerConnection, ObserveFabricState, ObserveKubeletRestart,
                  RequestAllocation, RecordFabricManagerOutcome, EnsurePartitionActive,
                  ObservePodResources, ReleaseAllocation, ReleaseOrphanPartition,
-                 ResyncFabricManager, RecordResyncOutcome>;
+                 ResyncFabricManager, RecordResyncOutcome, AbandonInterruptedRequests>;
 
 }  // namespace gfp::sm

@@ -18,6 +18,9 @@ std::string JoinIds(const std::vector<std::string>& ids) {
   return out;
 }
 
+constexpr const char* kInterrupted =
+    "interrupted: the plugin stopped before this request completed (kubelet retries it)";
+
 std::string FmText(const events::FmResult& fm) {
   return fm.name().empty() ? "FM code " + std::to_string(fm.code()) : fm.name();
 }
@@ -276,7 +279,13 @@ void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
       done.set_partition_id(o.partition_id);
       done.set_was_already_inactive(o.fm.code() == kFmUninitialized);
       GFP_EMIT(b, partition_deactivated, done);
-      if (requested_allocation()) ContinueAllocation(b, for_allocation);
+      if (requested_allocation()) {
+        if (o.interrupted) {
+          RejectAllocation(b, for_allocation, kInterrupted);
+        } else {
+          ContinueAllocation(b, for_allocation);
+        }
+      }
       return;
     }
     events::PartitionDeactivationFailed failed;
@@ -300,7 +309,15 @@ void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
     done.set_partition_id(o.partition_id);
     done.set_allocation_id(for_allocation);
     GFP_EMIT(b, partition_activated, done);
-    if (requested_allocation()) Grant(b, for_allocation, o.partition_id);
+    if (requested_allocation()) {
+      // An interrupted request's partition stays active without an owner: kubelet's retry of
+      // the same devices claims it without an FM call, otherwise it is released after the grace.
+      if (o.interrupted) {
+        RejectAllocation(b, for_allocation, kInterrupted);
+      } else {
+        Grant(b, for_allocation, o.partition_id);
+      }
+    }
     return;
   }
   events::PartitionActivationFailed failed;
@@ -498,6 +515,17 @@ void DecideOrphan(Builder& b, const ReleaseOrphanPartition& r) {
   RequestDeactivation(b, r.partition_id, r.reason, "");
 }
 
+void DecideAbandon(Builder& b) {
+  std::vector<AllocationId> abandoned;
+  for (const auto& [id, a] : b.state().allocations) {
+    if (a.status != AllocationStatus::kRequested) continue;
+    const bool waiting = std::any_of(b.state().intents.begin(), b.state().intents.end(),
+                                     [&](const auto& i) { return i.second.allocation_id == id; });
+    if (!waiting) abandoned.push_back(id);
+  }
+  for (const auto& id : abandoned) RejectAllocation(b, id, kInterrupted);
+}
+
 std::vector<events::Device> SortedDevices(std::vector<events::Device> devices) {
   std::sort(devices.begin(), devices.end(),
             [](const auto& x, const auto& y) { return x.bdf() < y.bdf(); });
@@ -613,6 +641,7 @@ struct Dispatch {
     for (const auto& [pid, active] : b.state().active) effect.partition_ids.push_back(pid);
     b.Effect(effect);
   }
+  void operator()(const AbandonInterruptedRequests&) { DecideAbandon(b); }
   void operator()(const RecordResyncOutcome& c) {
     // Only a resync that took effect is journaled: FM refuses it while it is still starting,
     // and the plugin retries every interval, which would otherwise flood the audit trail.

@@ -12,6 +12,7 @@ std::vector<RecordFabricManagerOutcome> ResolvePendingIntents(
     outcome.now = now;
     outcome.kind = intent.kind;
     outcome.partition_id = pid;
+    outcome.interrupted = true;
     const std::string seen = "recovered after restart: Fabric Manager reports partition " +
                              std::to_string(pid) + (active ? " active" : " inactive") +
                              " for the " + IntentKindName(intent.kind) + " requested at seq " +

@@ -2,13 +2,8 @@
 // lost FM answer between intent and outcome). Fabric Manager is asked which partitions are
 // active and each pending intent is closed according to docs/recovery.md:
 //
-//   intent      FM reports p   recorded outcome                      why
-//   activate    active         success                               the call took effect
-//   activate    inactive       failure RECOVERED_NOT_APPLIED         it did not; kubelet, which
-//                                                                    never got an answer, retries
-//   deactivate  inactive       success                               the call took effect
-//   deactivate  active         failure RECOVERED_NOT_APPLIED         it did not; the partition is
-//                                                                    ownerless and released later
+// The outcome is what FM's state says happened; an allocation that was waiting on it is rejected
+// (its kubelet caller is gone). The full decision table, one test per row, is docs/recovery.md.
 #pragma once
 
 #include <set>

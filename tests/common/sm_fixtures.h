@@ -145,6 +145,7 @@ class Driver {
  public:
   sm::State state;
   std::vector<events::Event> journal;
+  std::vector<std::size_t> transactions;  // journal length after each committed decision
   sm::Micros now = 1'700'000'000'000'000;
 
   sm::Decision Run(const sm::Command& command) {
@@ -160,6 +161,7 @@ class Driver {
       auto status = sm::CheckInvariants(state);
       ASSERT_TRUE(status.ok()) << status.message() << " after event " << journal.size();
     }
+    if (!events.empty()) transactions.push_back(journal.size());
   }
 
   // Runs a command, then carries out every effect with `outcome` (default: FM says yes), feeding

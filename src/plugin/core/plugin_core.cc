@@ -139,6 +139,13 @@ bool PluginCore::SyncFabricManager() {
 bool PluginCore::SyncFabricManagerLocked(bool pod_holders_known,
                                          const std::vector<sm::AllocationId>& held) {
   if (!fabric_) return true;
+  const bool usable = SyncFabricManagerOnce(pod_holders_known, held);
+  if (fm_usable_.exchange(usable) != usable) NotifyChanged();
+  return usable;
+}
+
+bool PluginCore::SyncFabricManagerOnce(bool pod_holders_known,
+                                       const std::vector<sm::AllocationId>& held) {
   if (!fabric_->connected()) {
     events::FmResult connect = fabric_->Connect();
     if (connect.code() != 0) {
@@ -179,6 +186,11 @@ bool PluginCore::SyncFabricManagerLocked(bool pod_holders_known,
       LogIfError(resolved.status(), "resolving a pending intent");
       return false;
     }
+  }
+  auto abandoned = engine_->Execute(sm::AbandonInterruptedRequests{clock_()});
+  if (!abandoned.ok()) {
+    LogIfError(abandoned.status(), "rejecting interrupted requests");
+    return false;
   }
   sm::ObserveFabricState observed;
   observed.now = clock_();
@@ -274,7 +286,7 @@ std::vector<DeviceView> PluginCore::Devices(const std::string& resource) const {
   const ResourceDevices* r = inventory_.FindResource(resource);
   if (!r) return out;
   engine_->Read([&](const sm::State& s) {
-    const bool fabric_ok = !fabric_ || s.fm_connected;
+    const bool fabric_ok = !fabric_ || (s.fm_connected && fm_usable_.load());
     for (const auto& d : r->devices) {
       auto it = s.devices.find(d.bdf);
       DeviceView view;

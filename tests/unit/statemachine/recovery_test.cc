@@ -1,0 +1,145 @@
+// docs/recovery.md, one test per row: a journal whose tail has a transition without an outcome,
+// Fabric Manager's answer at start-up, and what recovery records.
+#include "statemachine/recovery.h"
+
+#include <gtest/gtest.h>
+
+#include "common/sm_fixtures.h"
+
+namespace gfp::sm {
+namespace {
+
+using gfp::testing::Driver;
+using gfp::testing::H100Node;
+using gfp::testing::Modules;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class RecoveryTest : public ::testing::Test {
+ protected:
+  void SetUp() override { d.Boot(node); }
+
+  // Runs recovery as the plugin does at start-up: resolve intents against FM, then abandon
+  // requests left without a transition. Returns the event types recorded.
+  std::vector<std::string> Recover(const std::set<PartitionId>& fm_active) {
+    const std::size_t mark = d.journal.size();
+    for (const auto& outcome : ResolvePendingIntents(d.state, fm_active, ++d.now)) {
+      d.RunToCompletion(outcome);
+    }
+    d.Run(AbandonInterruptedRequests{++d.now});
+    EXPECT_TRUE(d.state.intents.empty());
+    for (const auto& [id, a] : d.state.allocations) {
+      EXPECT_NE(a.status, AllocationStatus::kRequested) << id;
+    }
+    return d.TypesSince(mark);
+  }
+
+  // Journals a request's first step and "crashes" before carrying out its effect.
+  Decision CrashAfterIntent(std::vector<int> modules) {
+    Decision first = d.Run(d.Request(node.resource, Modules(node, std::move(modules))));
+    EXPECT_EQ(first.effects.size(), 1u);
+    return first;
+  }
+
+  gfp::testing::NodeFixture node = H100Node();
+  Driver d;
+};
+
+// Row 1: activation requested, FM reports the partition active.
+TEST_F(RecoveryTest, ActivationThatTookEffectIsRecordedAndItsRequestRejected) {
+  Decision crashed = CrashAfterIntent({1, 3});
+  EXPECT_THAT(Recover({3}), ElementsAre("PartitionActivated", "AllocationRejected"));
+  ASSERT_TRUE(d.state.active.count(3));
+  EXPECT_TRUE(d.state.active.at(3).owner.empty());  // ownerless until kubelet retries
+  EXPECT_FALSE(d.state.allocations.count(crashed.allocation_id));
+  // kubelet's retry of the same devices claims the partition without an FM call.
+  Decision retry = d.Run(d.Request(node.resource, Modules(node, {1, 3})));
+  EXPECT_TRUE(retry.effects.empty());
+  EXPECT_EQ(d.state.active.at(3).owner, retry.allocation_id);
+}
+
+// Row 2: activation requested, FM reports the partition inactive.
+TEST_F(RecoveryTest, ActivationThatDidNotHappenFailsItsRequest) {
+  CrashAfterIntent({1, 3});
+  EXPECT_THAT(Recover({}), ElementsAre("PartitionActivationFailed", "AllocationRejected"));
+  EXPECT_TRUE(d.state.active.empty());
+  EXPECT_EQ(d.journal[d.journal.size() - 2].partition_activation_failed().fm().name(),
+            kRecoveredNotAppliedName);
+}
+
+// Row 3: release deactivation requested, FM reports the partition inactive.
+TEST_F(RecoveryTest, ReleaseThatTookEffectIsRecorded) {
+  ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {2, 4}))), "");
+  ReleaseAllocation release;
+  release.now = ++d.now;
+  release.allocation_id = d.state.active.at(4).owner;
+  ASSERT_EQ(d.Run(release).effects.size(), 1u);
+  EXPECT_THAT(Recover({}), ElementsAre("PartitionDeactivated"));
+  EXPECT_TRUE(d.state.active.empty());
+}
+
+// Row 4: release deactivation requested, FM reports the partition still active.
+TEST_F(RecoveryTest, ReleaseThatDidNotHappenLeavesAnOwnerlessPartitionToRelease) {
+  ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {2, 4}))), "");
+  ReleaseAllocation release;
+  release.now = ++d.now;
+  release.allocation_id = d.state.active.at(4).owner;
+  d.Run(release);
+  EXPECT_THAT(Recover({4}), ElementsAre("PartitionDeactivationFailed"));
+  ASSERT_TRUE(d.state.active.count(4));
+  EXPECT_TRUE(d.state.active.at(4).owner.empty());
+  EXPECT_EQ(d.RunToCompletion(ReleaseOrphanPartition{++d.now, 4, "no pod holds it"}), "");
+  EXPECT_TRUE(d.state.active.empty());
+}
+
+// Row 5: a stale partition's deactivation requested for a new allocation, FM reports it done.
+TEST_F(RecoveryTest, StaleDeactivationThatTookEffectRejectsTheInterruptedRequest) {
+  ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {1, 3}))), "");
+  Decision crashed = CrashAfterIntent({1});  // deactivate 3 first
+  ASSERT_EQ(crashed.effects[0].kind, Effect::Kind::kDeactivatePartition);
+  EXPECT_THAT(Recover({}), ElementsAre("PartitionDeactivated", "AllocationRejected"));
+  EXPECT_TRUE(d.state.active.empty());  // nothing activated for a caller that is gone
+}
+
+// Row 6: a stale partition's deactivation requested, FM reports it still active.
+TEST_F(RecoveryTest, StaleDeactivationThatDidNotHappenRejectsTheRequest) {
+  ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {1, 3}))), "");
+  CrashAfterIntent({1});
+  EXPECT_THAT(Recover({3}), ElementsAre("PartitionDeactivationFailed", "AllocationRejected"));
+  ASSERT_TRUE(d.state.active.count(3));
+  EXPECT_TRUE(d.state.active.at(3).owner.empty());
+}
+
+// Row 7: a re-activation (drift repair, PreStart) requested for a granted allocation.
+TEST_F(RecoveryTest, ReactivationIsResolvedForItsGrantedOwner) {
+  ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {5, 6, 7, 8}))), "");
+  const AllocationId owner = d.state.active.at(2).owner;
+  ObserveFabricState lost;
+  lost.now = ++d.now;
+  lost.partitions = gfp::testing::PartitionsOf(node, {});
+  ASSERT_EQ(d.Run(lost).effects.size(), 1u);  // re-activation intent, then crash
+  EXPECT_THAT(Recover({2}), ElementsAre("PartitionActivated"));
+  EXPECT_EQ(d.state.active.at(2).owner, owner);
+  EXPECT_EQ(d.state.allocations.at(owner).status, AllocationStatus::kGranted);
+}
+
+// Row 8: a request journaled without a pending transition (not produced by this version, but
+// a journal may hold one): rejected.
+TEST_F(RecoveryTest, RequestWithoutTransitionIsRejected) {
+  events::Event e;
+  e.set_time_unix_micros(++d.now);
+  e.mutable_allocation_requested()->set_allocation_id("alloc-77");
+  e.mutable_allocation_requested()->set_resource(node.resource);
+  d.Commit({e});
+  EXPECT_THAT(Recover({}), ElementsAre("AllocationRejected"));
+  EXPECT_THAT(d.journal.back().allocation_rejected().reason(), HasSubstr("interrupted"));
+}
+
+// Row 9: nothing pending: recovery records nothing.
+TEST_F(RecoveryTest, CleanJournalNeedsNothing) {
+  ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {1}))), "");
+  EXPECT_TRUE(Recover({7}).empty());
+}
+
+}  // namespace
+}  // namespace gfp::sm
