@@ -1,0 +1,91 @@
+// The persistent, tamper-evident event journal: an SQLite file (WAL, synchronous=FULL) holding
+// events with a SHA-256 hash chain, plus state snapshots bound to that chain. One writer per
+// file (enforced with a lock file); any number of read-only openers, also while the writer runs.
+// The file format is described in docs/journal-format.md.
+//
+// Thread safety: a Journal may be shared between threads; calls are serialised internally.
+// Callbacks given to ForEach/Verify must not call back into the same Journal (such a call fails
+// with FailedPrecondition instead of deadlocking).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "store/journal_types.h"
+
+namespace gfp::store {
+
+class Journal {
+ public:
+  // The schema version this binary creates and migrates to (= number of files in migrations/).
+  static constexpr int kLatestSchemaVersion = 1;
+  // How many of the newest events Open(kReadWrite) re-hashes before accepting the journal.
+  static constexpr std::uint64_t kTailCheckEvents = 64;
+
+  // kReadWrite: creates the parent directory (0700) and the file (0600) if missing, takes the
+  //   writer lock "<path>.lock" (a second writer fails at once with AlreadyExists naming the
+  //   holder's pid), migrates the schema, and checks the tail of the hash chain (DataLoss on
+  //   corruption).
+  // kReadOnly: creates nothing; NotFound for a missing file, InvalidArgument for a file that is
+  //   not a journal, FailedPrecondition for a schema this binary does not know or that still
+  //   needs migrating. Does not check the chain (use Verify), so a damaged journal can still be
+  //   inspected.
+  static Result<std::unique_ptr<Journal>> Open(const std::filesystem::path& path, OpenMode mode);
+
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  // Appends all events in one durable transaction and returns the seq of the first one.
+  // On failure nothing is appended and the journal is unchanged (ResourceExhausted on disk full).
+  Result<std::uint64_t> Append(std::span<const NewEvent> events);
+
+  // Seq of the newest event (0 when empty). For a read-only journal: as of Open or the last scan.
+  std::uint64_t LastSeq() const;
+
+  // Calls fn for each event with from_seq <= seq <= to_seq (to_seq 0 = to the end), in seq
+  // order. A failed Status from fn stops the scan and is returned. Does not check hashes.
+  // The StoredEvent passed to fn is reused between calls: copy what you keep.
+  Status ForEach(std::uint64_t from_seq, std::uint64_t to_seq,
+                 const std::function<Status(const StoredEvent&)>& fn) const;
+
+  // Stores (or replaces) the snapshot of the state after event `seq` (1 <= seq <= LastSeq()).
+  Status SaveSnapshot(std::uint64_t seq, std::string_view payload);
+
+  // The newest snapshot with seq <= max_seq (0 = any) whose hash checks out against the event
+  // chain. Snapshots that fail the check are skipped and described in *skipped (may be null).
+  Result<std::optional<Snapshot>> LatestValidSnapshot(std::uint64_t max_seq,
+                                                      std::vector<std::string>* skipped) const;
+
+  // Deletes all but the newest `keep_newest` (>= 1) snapshots; returns how many were deleted.
+  Result<std::uint64_t> PruneSnapshots(std::uint64_t keep_newest);
+
+  // Checks the whole journal from seq 1: contiguous seqs, every recomputed hash, every snapshot.
+  // per_event (may be empty) is called for each event after its hash checked out; its failure
+  // is reported with that seq. The first problem found is reported.
+  VerifyReport Verify(const std::function<Status(const StoredEvent&)>& per_event) const;
+
+  int SchemaVersion() const;
+  const std::filesystem::path& path() const;
+  OpenMode mode() const;
+
+  // Caps the database size in pages on this connection (PRAGMA max_page_count), so tests can
+  // make appends fail as on a full disk. Not for production use.
+  Status SetMaxPageCountForTesting(std::uint64_t max_pages);
+
+  struct Impl;
+
+ private:
+  explicit Journal(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gfp::store

@@ -1,0 +1,62 @@
+// Appending events: one BEGIN IMMEDIATE transaction per batch, hashes chained from the tail.
+#include <sqlite3.h>
+
+#include <exception>
+#include <string>
+
+#include "store/journal.h"
+#include "store/journal_impl.h"
+#include "store/sqlite_status.h"
+#include "store/transaction.h"
+
+namespace gfp::store {
+
+Result<std::uint64_t> Journal::Append(std::span<const NewEvent> events) {
+  CallGuard guard(*impl_);
+  GFP_RETURN_IF_ERROR(guard.status());
+  Impl& j = *impl_;
+  if (j.mode != OpenMode::kReadWrite) {
+    return FailedPrecondition("journal " + j.name() + " is open read-only; cannot append");
+  }
+  if (events.empty()) return InvalidArgument("append to journal " + j.name() + ": no events given");
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (events[i].type.empty()) {
+      return InvalidArgument("append to journal " + j.name() + ": event " + std::to_string(i) +
+                             " of the batch has an empty type name");
+    }
+  }
+  try {
+    sqlite3* db = j.handle();
+    GFP_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db, Transaction::Kind::kWrite,
+                                                             "appending events", j.path));
+    sqlite3_stmt* stmt = j.insert_event.get();
+    // The in-memory tail moves only after COMMIT succeeded; on any failure it stays as it was.
+    std::uint64_t seq = j.last_seq.load();
+    Hash prev = j.last_hash;
+    for (const NewEvent& ev : events) {
+      ++seq;
+      GFP_ASSIGN_OR_RETURN(Hash hash,
+                           j.hasher.EventHash(prev, seq, ev.time_unix_micros, ev.type, ev.payload));
+      StatementReset reset(stmt);
+      sqlite3_bind_int64(stmt, 1, ToSqlSeq(seq));
+      sqlite3_bind_int64(stmt, 2, ev.time_unix_micros);
+      sqlite3_bind_text64(stmt, 3, ev.type.data(), ev.type.size(), SQLITE_STATIC, SQLITE_UTF8);
+      BindBlob(stmt, 4, ev.payload);
+      BindBlob(stmt, 5, std::string_view(reinterpret_cast<const char*>(hash.data()), hash.size()));
+      const int rc = sqlite3_step(stmt);
+      if (rc != SQLITE_DONE) {
+        return SqliteStatus(rc, db, "appending event seq " + std::to_string(seq), j.path);
+      }
+      prev = hash;
+    }
+    GFP_RETURN_IF_ERROR(txn.Commit());
+    const std::uint64_t first = j.last_seq.load() + 1;
+    j.last_hash = prev;
+    j.last_seq.store(seq);
+    return first;
+  } catch (const std::exception& e) {
+    return StatusFromException(e, "appending events", j.path);
+  }
+}
+
+}  // namespace gfp::store

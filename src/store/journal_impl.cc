@@ -1,0 +1,207 @@
+// Helpers of Journal::Impl shared by the open, append, read, snapshot and verify paths.
+#include "store/journal_impl.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "store/sqlite_status.h"
+
+namespace gfp::store {
+namespace {
+
+std::string_view ColumnBytes(sqlite3_stmt* stmt, int column) {
+  // Order matters: sqlite3_column_blob first, then sqlite3_column_bytes (SQLite docs).
+  const void* data = sqlite3_column_blob(stmt, column);
+  const int size = sqlite3_column_bytes(stmt, column);
+  if (data == nullptr || size <= 0) return {};
+  return {static_cast<const char*>(data), static_cast<std::size_t>(size)};
+}
+
+}  // namespace
+
+CallGuard::CallGuard(Journal::Impl& impl) : impl_(impl) {
+  if (impl_.owner.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
+    reentrant_ = true;
+    return;
+  }
+  impl_.mu.lock();
+  impl_.owner.store(std::this_thread::get_id(), std::memory_order_relaxed);
+}
+
+CallGuard::~CallGuard() {
+  if (reentrant_) return;
+  impl_.owner.store(std::thread::id(), std::memory_order_relaxed);
+  impl_.mu.unlock();
+}
+
+Status CallGuard::status() const {
+  if (!reentrant_) return Status::Ok();
+  return FailedPrecondition("journal " + impl_.name() +
+                            " was called from inside one of its own ForEach/Verify callbacks");
+}
+
+StatementReset::~StatementReset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+bool ToHash(std::string_view bytes, Hash* out) {
+  if (bytes.size() != out->size()) return false;
+  std::memcpy(out->data(), bytes.data(), out->size());
+  return true;
+}
+
+int BindBlob(sqlite3_stmt* stmt, int index, std::string_view bytes) {
+  // A null pointer would bind SQL NULL, which the NOT NULL columns reject.
+  const char* data = bytes.data() != nullptr ? bytes.data() : "";
+  return sqlite3_bind_blob64(stmt, index, data, bytes.size(), SQLITE_STATIC);
+}
+
+Status Journal::Impl::PrepareStatements() {
+  GFP_ASSIGN_OR_RETURN(scan_events,
+                       PreparedStatement::Prepare(handle(),
+                                                  "SELECT seq, time_us, type, payload, hash "
+                                                  "FROM events WHERE seq >= ?1 AND seq <= ?2 "
+                                                  "ORDER BY seq",
+                                                  true, path));
+  GFP_ASSIGN_OR_RETURN(
+      event_hash_at,
+      PreparedStatement::Prepare(handle(), "SELECT hash FROM events WHERE seq = ?1", true, path));
+  if (mode == OpenMode::kReadWrite) {
+    GFP_ASSIGN_OR_RETURN(insert_event,
+                         PreparedStatement::Prepare(handle(),
+                                                    "INSERT INTO events(seq, time_us, type, "
+                                                    "payload, hash) VALUES(?1, ?2, ?3, ?4, ?5)",
+                                                    true, path));
+  }
+  return Status::Ok();
+}
+
+Status Journal::Impl::ScanRows(std::int64_t from, std::int64_t to,
+                               const std::function<Status(const EventRow&)>& fn) {
+  sqlite3_stmt* stmt = scan_events.get();
+  StatementReset reset(stmt);
+  sqlite3_bind_int64(stmt, 1, from);
+  sqlite3_bind_int64(stmt, 2, to);
+  EventRow row;
+  for (;;) {
+    const int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_DONE) return Status::Ok();
+    if (rc != SQLITE_ROW) return SqliteStatus(rc, handle(), "reading events", path);
+    row.seq = sqlite3_column_int64(stmt, 0);
+    row.time_unix_micros = sqlite3_column_int64(stmt, 1);
+    row.type = ColumnBytes(stmt, 2);
+    row.payload = ColumnBytes(stmt, 3);
+    row.hash = ColumnBytes(stmt, 4);
+    GFP_RETURN_IF_ERROR(fn(row));
+  }
+}
+
+Result<std::optional<Hash>> Journal::Impl::EventHashAt(std::uint64_t seq) {
+  sqlite3_stmt* stmt = event_hash_at.get();
+  StatementReset reset(stmt);
+  sqlite3_bind_int64(stmt, 1, ToSqlSeq(seq));
+  const int rc = sqlite3_step(stmt);
+  if (rc == SQLITE_DONE) return std::optional<Hash>();
+  if (rc != SQLITE_ROW) return SqliteStatus(rc, handle(), "reading event hash", path);
+  Hash hash{};
+  if (!ToHash(ColumnBytes(stmt, 0), &hash)) {
+    return DataLoss("event seq " + std::to_string(seq) + " of journal " + name() +
+                    " has a hash of " + std::to_string(sqlite3_column_bytes(stmt, 0)) +
+                    " bytes, expected 32");
+  }
+  return std::optional<Hash>(hash);
+}
+
+Result<std::int64_t> Journal::Impl::QueryInt64(const char* sql, std::string_view operation) {
+  GFP_ASSIGN_OR_RETURN(PreparedStatement stmt,
+                       PreparedStatement::Prepare(handle(), sql, false, path));
+  const int rc = sqlite3_step(stmt.get());
+  if (rc != SQLITE_ROW) return SqliteStatus(rc, handle(), operation, path);
+  return sqlite3_column_int64(stmt.get(), 0);  // NULL (empty table) reads as 0
+}
+
+Status Journal::Impl::LoadTail(bool check) {
+  // Two queries on purpose: SQLite answers a lone min() or max() from the B-tree edge, but
+  // "SELECT min(seq), max(seq)" scans the whole table.
+  GFP_ASSIGN_OR_RETURN(const std::int64_t max_seq,
+                       QueryInt64("SELECT max(seq) FROM events", "reading the newest event"));
+  GFP_ASSIGN_OR_RETURN(const std::int64_t min_seq,
+                       QueryInt64("SELECT min(seq) FROM events", "reading the oldest event"));
+  last_hash = kZeroHash;
+  if (max_seq <= 0) {
+    last_seq = 0;
+    if (check && min_seq < 0) {
+      return DataLoss("journal " + name() + " is corrupt: an event has seq " +
+                      std::to_string(min_seq) + " (seqs start at 1)");
+    }
+    return Status::Ok();
+  }
+  const auto last = static_cast<std::uint64_t>(max_seq);
+  last_seq = last;
+  if (!check) return Status::Ok();  // read-only: last_hash is never used, Verify checks
+
+  const auto corrupt = [&](std::uint64_t seq, const std::string& reason) {
+    return DataLoss("journal " + name() + " is corrupt at seq " + std::to_string(seq) + ": " +
+                    reason + "; inspect it with `gpu-fabric-plugin journal verify --journal " +
+                    name() + "`");
+  };
+  if (min_seq != 1) {
+    return corrupt(1, "the first stored event has seq " + std::to_string(min_seq));
+  }
+  // The row before the window only anchors the chain; its own hash is checked by Verify.
+  const std::uint64_t anchor = last > kTailCheckEvents ? last - kTailCheckEvents : 0;
+  std::uint64_t expected = anchor > 0 ? anchor : 1;
+  Hash prev = kZeroHash;
+  return ScanRows(ToSqlSeq(expected), max_seq, [&](const EventRow& row) -> Status {
+    const auto seq = static_cast<std::uint64_t>(row.seq);
+    if (seq != expected) {
+      return corrupt(expected, "event seq " + std::to_string(expected) +
+                                   " is missing (the next stored event has seq " +
+                                   std::to_string(row.seq) + ")");
+    }
+    Hash stored{};
+    if (!ToHash(row.hash, &stored)) {
+      return corrupt(seq, "its hash is " + std::to_string(row.hash.size()) + " bytes, expected 32");
+    }
+    if (seq != anchor) {
+      GFP_ASSIGN_OR_RETURN(
+          Hash computed, hasher.EventHash(prev, seq, row.time_unix_micros, row.type, row.payload));
+      if (computed != stored) {
+        return corrupt(seq, "stored hash " + ShortHex(stored) +
+                                "... does not match the recomputed hash " + ShortHex(computed) +
+                                "...");
+      }
+    }
+    prev = stored;
+    last_hash = stored;
+    ++expected;
+    return Status::Ok();
+  });
+}
+
+Result<std::string> Journal::Impl::SnapshotProblem(std::int64_t seq, std::int64_t created_time_us,
+                                                   std::string_view payload,
+                                                   std::string_view stored_hash) {
+  const std::string where = "snapshot at seq " + std::to_string(seq);
+  Hash stored{};
+  if (!ToHash(stored_hash, &stored)) {
+    return where + ": its hash is " + std::to_string(stored_hash.size()) + " bytes, expected 32";
+  }
+  if (seq <= 0) return where + ": snapshot seqs start at 1";
+  GFP_ASSIGN_OR_RETURN(std::optional<Hash> event_hash,
+                       EventHashAt(static_cast<std::uint64_t>(seq)));
+  if (!event_hash)
+    return where + ": it is bound to event seq " + std::to_string(seq) + ", which does not exist";
+  GFP_ASSIGN_OR_RETURN(Hash computed, hasher.SnapshotHash(static_cast<std::uint64_t>(seq),
+                                                          *event_hash, created_time_us, payload));
+  if (computed != stored) {
+    return where + ": stored hash " + ShortHex(stored) + "... does not match the hash " +
+           ShortHex(computed) + "... of its contents and event seq " + std::to_string(seq);
+  }
+  return std::string();
+}
+
+}  // namespace gfp::store

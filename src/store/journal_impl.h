@@ -1,0 +1,118 @@
+// Private state of a Journal, shared by the journal_*.cc files. Not part of the public API.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "store/file_lock.h"
+#include "store/hash_chain.h"
+#include "store/journal.h"
+#include "store/statement.h"
+
+struct sqlite3_stmt;
+
+namespace gfp::store {
+
+// One events row as SQLite hands it out; the views are valid until the next step.
+struct EventRow {
+  std::int64_t seq = 0;
+  std::int64_t time_unix_micros = 0;
+  std::string_view type;
+  std::string_view payload;
+  std::string_view hash;
+};
+
+struct Journal::Impl {
+  Impl(std::filesystem::path p, OpenMode m, std::optional<WriterLock> l,
+       std::unique_ptr<SQLite::Database> d, ChainHasher h)
+      : path(std::move(p)), mode(m), lock(std::move(l)), db(std::move(d)), hasher(std::move(h)) {}
+
+  // Members are destroyed bottom-up: statements, then the connection, then the writer lock.
+  std::filesystem::path path;
+  OpenMode mode;
+  std::optional<WriterLock> lock;
+  std::unique_ptr<SQLite::Database> db;
+  ChainHasher hasher;
+  int schema_version = 0;
+  std::atomic<std::uint64_t> last_seq{0};
+  Hash last_hash{};
+  PreparedStatement insert_event;  // read-write journals only
+  PreparedStatement scan_events;
+  PreparedStatement event_hash_at;
+
+  std::mutex mu;
+  std::atomic<std::thread::id> owner{};
+
+  sqlite3* handle() const { return db->getHandle(); }
+  std::string name() const { return path.string(); }
+
+  // Prepares the statements used on hot paths once.
+  Status PrepareStatements();
+  // The single integer a query returns (0 for NULL).
+  Result<std::int64_t> QueryInt64(const char* sql, std::string_view operation);
+  // Reads max(seq) and the newest hash; with `check`, re-hashes the last kTailCheckEvents rows.
+  Status LoadTail(bool check);
+  // Calls fn for rows with from <= seq <= to in order; the caller holds the lock. Signed, so
+  // Verify can also see rows whose seq was changed to zero or below.
+  Status ScanRows(std::int64_t from, std::int64_t to,
+                  const std::function<Status(const EventRow&)>& fn);
+  // The stored hash of event `seq`, or nullopt if there is no such event.
+  Result<std::optional<Hash>> EventHashAt(std::uint64_t seq);
+  // Why a snapshot row does not check out, or an empty string when it does.
+  Result<std::string> SnapshotProblem(std::int64_t seq, std::int64_t created_time_us,
+                                      std::string_view payload, std::string_view stored_hash);
+};
+
+// Serialises calls on one Journal, and turns a call made from inside one of its own callbacks
+// into an error instead of a deadlock.
+class CallGuard {
+ public:
+  explicit CallGuard(Journal::Impl& impl);
+  ~CallGuard();
+  CallGuard(const CallGuard&) = delete;
+  CallGuard& operator=(const CallGuard&) = delete;
+  // FailedPrecondition when the call is re-entrant.
+  Status status() const;
+
+ private:
+  Journal::Impl& impl_;
+  bool reentrant_ = false;
+};
+
+// SQLite integers are signed; seq arguments beyond int64 mean "no bound".
+inline std::int64_t ToSqlSeq(std::uint64_t seq) {
+  constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  return static_cast<std::int64_t>(seq > kMax ? kMax : seq);
+}
+
+// Copies a 32-byte blob into a Hash; false when the length is wrong.
+bool ToHash(std::string_view bytes, Hash* out);
+
+// Binds bytes as a BLOB that lives until the statement is stepped (empty is a zero-length BLOB,
+// never NULL).
+int BindBlob(sqlite3_stmt* stmt, int index, std::string_view bytes);
+
+// Resets a prepared statement (and its bindings) when a scan ends, however it ends.
+class StatementReset {
+ public:
+  explicit StatementReset(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  ~StatementReset();
+  StatementReset(const StatementReset&) = delete;
+  StatementReset& operator=(const StatementReset&) = delete;
+
+ private:
+  sqlite3_stmt* stmt_;
+};
+
+}  // namespace gfp::store

@@ -1,0 +1,44 @@
+// Plain value types of the journal API. The store never interprets `type` or `payload`: the
+// state machine encodes events (protobuf bytes) and the store keeps them with a time and a hash.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace gfp::store {
+
+// SHA-256 digest; see docs/journal-format.md for what each hash covers.
+using Hash = std::array<std::uint8_t, 32>;
+
+struct NewEvent {
+  std::int64_t time_unix_micros = 0;
+  std::string type;     // non-empty event type name, e.g. "AllocationGranted"
+  std::string payload;  // opaque bytes
+};
+
+struct StoredEvent {
+  std::uint64_t seq = 0;
+  std::int64_t time_unix_micros = 0;
+  std::string type;
+  std::string payload;
+  Hash hash{};  // chain hash as stored
+};
+
+// State as opaque bytes, covering events 1..seq.
+struct Snapshot {
+  std::uint64_t seq = 0;
+  std::string payload;
+};
+
+struct VerifyReport {
+  bool ok = true;
+  std::uint64_t events_checked = 0;
+  std::uint64_t snapshots_checked = 0;
+  std::uint64_t first_bad_seq = 0;  // 0 when ok (or when the failure is not tied to a seq)
+  std::string reason;               // empty when ok
+};
+
+enum class OpenMode { kReadWrite, kReadOnly };
+
+}  // namespace gfp::store
