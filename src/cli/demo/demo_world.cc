@@ -57,7 +57,8 @@ std::vector<std::string> DemoWorld::ServeArgs() const {
 }
 
 Status DemoWorld::StartPlugin() {
-  return serve_.Start(SelfExecutable(), ServeArgs(),
+  const auto binary = options_.plugin_binary.empty() ? SelfExecutable() : options_.plugin_binary;
+  return serve_.Start(binary, ServeArgs(),
                       {{"NVFM_SIM_STATE", fabric_->state_path()}, {"NODE_NAME", "demo-hgx-h100"}},
                       log_path());
 }

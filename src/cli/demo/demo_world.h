@@ -22,6 +22,7 @@ namespace gfp::cli {
 struct DemoOptions {
   std::filesystem::path dir;         // everything lives here
   std::filesystem::path fm_library;  // libnvfm-sim.so
+  std::filesystem::path plugin_binary;  // gpu-fabric-plugin; empty: this executable
   std::chrono::milliseconds reconcile_interval{200};
   std::chrono::milliseconds release_grace{1000};
 };
@@ -33,6 +34,8 @@ class DemoWorld {
 
   Status StartPlugin();
   Status CrashPlugin();  // SIGKILL
+  // The exit code if serve has ended on its own.
+  std::optional<int> PluginExited() { return serve_.Poll(); }
   Result<int> StopPlugin();  // SIGTERM, the exit code
 
   // Polls `check` until it succeeds or `timeout` passes; the last failure otherwise.
