@@ -12,6 +12,7 @@
 #include "statemachine/event_codec.h"
 #include "statemachine/invariants.h"
 #include "store/journal.h"
+#include "common/strings.h"
 
 namespace gfp::cli {
 namespace {
@@ -182,9 +183,7 @@ void PrintStateText(const sm::State& s) {
   for (const auto& [pid, active] : s.active) {
     std::string devices;
     if (auto p = s.partitions.find(pid); p != s.partitions.end()) {
-      for (const auto& bdf : sm::DevicesOfPartition(s, p->second).bdfs) {
-        devices += (devices.empty() ? "" : ",") + bdf;
-      }
+      devices = Join(sm::DevicesOfPartition(s, p->second).bdfs);
     }
     std::cout << "    partition " << pid << " [" << devices << "] ";
     if (active.adopted) {
@@ -204,9 +203,7 @@ void PrintStateText(const sm::State& s) {
   }
   std::cout << "  live allocations: " << s.allocations.size() << "\n";
   for (const auto& [id, a] : s.allocations) {
-    std::string devices;
-    for (const auto& d : a.devices) devices += (devices.empty() ? "" : ",") + d;
-    std::cout << "    " << id << " " << sm::AllocationStatusName(a.status) << " [" << devices
+    std::cout << "    " << id << " " << sm::AllocationStatusName(a.status) << " [" << Join(a.devices)
               << "]" << (a.partition ? " partition " + std::to_string(*a.partition) : "") << "\n";
   }
   for (const auto& [pid, i] : s.intents) {

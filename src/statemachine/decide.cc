@@ -6,17 +6,12 @@
 
 #include "statemachine/apply.h"
 #include "statemachine/fm_codes.h"
+#include "common/strings.h"
 
 namespace gfp::sm {
 namespace {
 
 using events::Event;
-
-std::string JoinIds(const std::vector<std::string>& ids) {
-  std::string out;
-  for (const auto& id : ids) out += (out.empty() ? "" : ",") + id;
-  return out;
-}
 
 constexpr const char* kInterrupted =
     "interrupted: the plugin stopped before this request completed (kubelet retries it)";
@@ -109,7 +104,7 @@ void ContinueAllocation(Builder& b, const AllocationId& id) {
   const Allocation& a = it->second;
   auto target = PartitionWithExactDevices(s, a.devices);
   if (!target) {
-    RejectAllocation(b, id, "devices " + JoinIds(a.devices) +
+    RejectAllocation(b, id, "devices " + Join(a.devices) +
                                 " no longer form one partition of the Fabric Manager table");
     return;
   }
@@ -146,13 +141,13 @@ std::string FabricManagerRefusal(const State& s, const std::vector<std::string>&
   auto target = PartitionWithExactDevices(s, devices);
   if (!target) {
     std::ostringstream why;
-    why << "devices " << JoinIds(devices) << " do not form one Fabric Manager partition";
+    why << "devices " << Join(devices) << " do not form one Fabric Manager partition";
     std::vector<std::string> same_size;
     for (const auto& [pid, p] : s.partitions) {
       if (p.physical_ids.size() != devices.size()) continue;
       auto members = DevicesOfPartition(s, p);
       same_size.push_back(std::to_string(pid) + "=[" +
-                          (members.bdfs.empty() ? members.missing_reason : JoinIds(members.bdfs)) +
+                          (members.bdfs.empty() ? members.missing_reason : Join(members.bdfs)) +
                           "]");
     }
     if (same_size.empty()) {
@@ -345,7 +340,7 @@ void DecideEnsureActive(Builder& b, const EnsurePartitionActive& e) {
     if (std::set<Bdf>(a.devices.begin(), a.devices.end()) == wanted) owner = &a;  // newest wins
   }
   if (!owner || !owner->partition) {
-    b.Refuse("no granted allocation holds exactly devices " + JoinIds(e.device_ids));
+    b.Refuse("no granted allocation holds exactly devices " + Join(e.device_ids));
     return;
   }
   const PartitionId pid = *owner->partition;

@@ -9,24 +9,12 @@
 #include <cstdio>
 #include <ctime>
 #include <sstream>
+#include "common/strings.h"
 
 namespace gfp::sm {
 namespace {
 
 using events::Event;
-
-std::string Join(const google::protobuf::RepeatedPtrField<std::string>& ids) {
-  std::string out;
-  for (const auto& id : ids) out += (out.empty() ? "" : ",") + id;
-  return out;
-}
-
-template <typename T>
-std::string JoinNumbers(const google::protobuf::RepeatedField<T>& ids) {
-  std::string out;
-  for (const auto& id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
-  return out;
-}
 
 std::string Fm(const events::FmResult& fm) {
   std::string out = fm.name().empty() ? "code " + std::to_string(fm.code()) : fm.name();
@@ -112,7 +100,7 @@ std::string SummarizeEvent(const Event& e) {
       const auto& x = e.partition_table_observed();
       o << x.partitions_size() << " partitions:";
       for (const auto& p : x.partitions()) {
-        o << " " << p.id() << "[" << JoinNumbers(p.physical_ids()) << "]";
+        o << " " << p.id() << "[" << Join(p.physical_ids()) << "]";
         if (p.active()) o << "*";
         if (p.unsupported() || p.nvlinks_available() < p.max_nvlinks()) o << "(degraded)";
       }
@@ -189,7 +177,7 @@ std::string SummarizeEvent(const Event& e) {
         << e.drift_detected().detail();
       break;
     case Event::kFabricManagerResynced:
-      o << "active set [" << JoinNumbers(e.fabric_manager_resynced().partition_ids())
+      o << "active set [" << Join(e.fabric_manager_resynced().partition_ids())
         << "] handed to Fabric Manager: " << Fm(e.fabric_manager_resynced().fm());
       break;
     case Event::BODY_NOT_SET:

@@ -10,6 +10,7 @@
 #include "adapters/kubelet/grpc_lifetime.h"
 #include "cli/demo/demo_world.h"
 #include "cli/journal_command.h"
+#include "common/strings.h"
 
 namespace gfp::cli {
 namespace {
@@ -58,12 +59,6 @@ class Script {
   int number_ = 0;
   bool failed_ = false;
 };
-
-std::string Join(const std::vector<std::string>& ids) {
-  std::string out;
-  for (const auto& id : ids) out += (out.empty() ? "" : ",") + id;
-  return out;
-}
 
 int RunDemo(const DemoFlags& flags) {
   kubelet::KeepGrpcInitialized();

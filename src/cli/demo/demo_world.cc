@@ -6,6 +6,7 @@
 
 #include "engine/engine.h"
 #include "store/journal.h"
+#include "common/strings.h"
 
 namespace gfp::cli {
 
@@ -114,11 +115,7 @@ Status DemoWorld::FabricMatchesJournal() const {
   std::set<std::uint32_t> journal;
   for (const auto& [pid, active] : state.active) journal.insert(pid);
   if (journal != fm) {
-    auto text = [](const std::set<std::uint32_t>& s) {
-      std::string out;
-      for (auto id : s) out += (out.empty() ? "" : ",") + std::to_string(id);
-      return "[" + out + "]";
-    };
+    auto text = [](const std::set<std::uint32_t>& s) { return "[" + Join(s) + "]"; };
     return FailedPrecondition("Fabric Manager has " + text(fm) + " active, the journal " +
                               text(journal));
   }
@@ -128,8 +125,7 @@ Status DemoWorld::FabricMatchesJournal() const {
 Result<sm::PartitionId> DemoWorld::PartitionHolding(const std::vector<std::string>& devices) const {
   GFP_ASSIGN_OR_RETURN(sm::State state, JournalState());
   auto pid = sm::PartitionWithExactDevices(state, devices);
-  std::string list;
-  for (const auto& d : devices) list += (list.empty() ? "" : ",") + d;
+  const std::string list = Join(devices);
   if (!pid) return FailedPrecondition("devices " + list + " are not one partition");
   if (!state.active.count(*pid)) {
     return FailedPrecondition("partition " + std::to_string(*pid) + " of " + list +
