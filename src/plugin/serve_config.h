@@ -23,7 +23,7 @@ struct ServeConfig {
   std::string log_level = "info";
 
   // Not flags: tuning the tests and the demo use.
-  std::chrono::milliseconds fm_call_deadline{10000};
+  std::chrono::milliseconds fm_call_deadline{4000};  // PreStart makes up to 4 calls: < 30 s
   std::chrono::milliseconds health_recheck_interval{10000};
   std::chrono::milliseconds kubelet_check_interval{500};
   std::string node_name;

@@ -133,10 +133,15 @@ void Service::RegisterPending() {
       }
     }
     if (server->registered()) continue;
+    // The kubelet.sock we register with: a later change of it means the kubelet restarted.
+    // (Recorded only here: refreshing it on every pass would hide a re-created kubelet.sock.)
+    const auto kubelet_socket = IdentityOf(config_.device_plugin_dir / "kubelet.sock");
     Status status = server->Register(kRegisterDeadline);
     if (!status.ok()) {
       spdlog::warn("{} (retrying in {} ms)", status.message(), register_backoff_.count());
       failed = true;
+    } else {
+      kubelet_socket_ = kubelet_socket;
     }
   }
   if (failed) {
@@ -145,7 +150,6 @@ void Service::RegisterPending() {
   } else {
     register_backoff_ = std::chrono::milliseconds(250);
   }
-  kubelet_socket_ = IdentityOf(config_.device_plugin_dir / "kubelet.sock");
 }
 
 void Service::ReconcileOnce() {

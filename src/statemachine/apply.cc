@@ -41,7 +41,7 @@ class Applier {
 
   void On(const events::PluginStarted& e) {
     s_.fm_enabled = e.fabric_manager_enabled();
-    s_.release_grace = e.release_grace_micros() > 0 ? e.release_grace_micros() : kDefaultReleaseGrace;
+    s_.release_grace = std::max<Micros>(0, e.release_grace_micros());  // 0: release at once
     s_.plugin_version = e.version();
     // A new process has no FM connection until it journals one.
     s_.fm_connected = false;

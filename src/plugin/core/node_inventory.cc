@@ -28,26 +28,27 @@ Result<NodeInventory> ScanNode(const std::filesystem::path& sysfs_root,
                                const adapters::PciIds& pci_ids) {
   NodeInventory inventory;
   GFP_ASSIGN_OR_RETURN(inventory.discovery, adapters::DiscoverVfioDevices(sysfs_root));
-  std::map<std::string, ResourceDevices> by_resource;
+  std::map<std::string, ResourceDevices> by_device_id;
   for (const auto& device : inventory.discovery.devices) {
-    adapters::ResourceNaming naming = adapters::NameResource(pci_ids, device.device_id);
-    auto& entry = by_resource[naming.resource_name];
-    if (entry.naming.resource_name.empty()) {
-      entry.naming = naming;
-    } else if (entry.naming.device_id != naming.device_id) {
-      // Two device ids with the same name would share a socket; the Go plugin has the same
-      // limitation. Keep them apart by falling back to the raw id for the later one.
-      naming.suffix = device.device_id;
-      naming.resource_name = adapters::ResourceName(device.device_id);
-      naming.socket_name = adapters::PluginSocketName(device.device_id);
-      naming.env_key = adapters::AllocationEnvKey(device.device_id);
-      by_resource[naming.resource_name].naming = naming;
-      by_resource[naming.resource_name].devices.push_back(device);
-      continue;
-    }
+    auto& entry = by_device_id[device.device_id];
+    if (entry.devices.empty()) entry.naming = adapters::NameResource(pci_ids, device.device_id);
     entry.devices.push_back(device);
   }
-  for (auto& [name, resource] : by_resource) inventory.resources.push_back(std::move(resource));
+  for (auto& [id, resource] : by_device_id) inventory.resources.push_back(std::move(resource));
+  std::sort(inventory.resources.begin(), inventory.resources.end(),
+            [](const auto& a, const auto& b) {
+              return a.naming.resource_name < b.naming.resource_name;
+            });
+  // Two device ids whose names sanitize alike would share a socket and a resource name (the Go
+  // plugin has the same limitation); refuse rather than serve one of them silently.
+  for (std::size_t i = 1; i < inventory.resources.size(); ++i) {
+    const auto& a = inventory.resources[i - 1].naming;
+    const auto& b = inventory.resources[i].naming;
+    if (a.resource_name == b.resource_name) {
+      return FailedPrecondition("device ids " + a.device_id + " and " + b.device_id +
+                                " both map to resource " + a.resource_name);
+    }
+  }
   return inventory;
 }
 

@@ -97,7 +97,9 @@ class PluginCore {
   // Executes a command and every effect it leads to, feeding outcomes back. Journal failures
   // are returned as errors; refusals come back in SagaResult.
   Result<SagaResult> RunSaga(const sm::Command& command);
+  // Runs one sync (SyncFabricManagerOnce) and publishes whether FM is usable (fm_usable_).
   bool SyncFabricManagerLocked(bool pod_holders_known, const std::vector<sm::AllocationId>& held);
+  bool SyncFabricManagerOnce(bool pod_holders_known, const std::vector<sm::AllocationId>& held);
   void RecordConnection(bool connected, const std::string& reason, const events::FmResult& fm);
   Status HostCheck(const std::string& bdf);
   void NotifyChanged();
@@ -111,6 +113,9 @@ class PluginCore {
   Clock clock_;
 
   std::mutex operation_mu_;
+  // The last sync's verdict: FM connected *and* usable (not starting, not waiting for a resync,
+  // partitions listed). Connected alone is not enough to advertise its devices as Healthy.
+  std::atomic<bool> fm_usable_{false};
   sm::ReleaseTracker release_tracker_;
 
   mutable std::mutex change_mu_;
