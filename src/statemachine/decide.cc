@@ -413,7 +413,6 @@ void DecideFabricState(Builder& b, const ObserveFabricState& f) {
   // Transitions in flight will report their own outcome; judge drift only when none is.
   if (!b.state().intents.empty()) return;
 
-  std::vector<std::pair<PartitionId, AllocationId>> lost;  // journal-only, with owner
   for (const auto& [pid, active] : std::map<PartitionId, ActivePartition>(b.state().active)) {
     if (fm_active.count(pid)) continue;
     events::DriftDetected drift;
@@ -422,7 +421,6 @@ void DecideFabricState(Builder& b, const ObserveFabricState& f) {
     drift.set_detail("journal has partition " + std::to_string(pid) +
                      " active, Fabric Manager reports it inactive");
     GFP_EMIT(b, drift_detected, drift);
-    if (!active.owner.empty()) lost.emplace_back(pid, active.owner);
   }
   for (PartitionId pid : fm_active) {
     if (b.state().active.count(pid)) continue;
@@ -433,13 +431,21 @@ void DecideFabricState(Builder& b, const ObserveFabricState& f) {
                      " active without a journaled activation; adopted");
     GFP_EMIT(b, drift_detected, drift);
   }
+  // Every granted allocation whose pod still holds its GPUs gets its partition back: the one
+  // just found lost, and one whose earlier repair failed (judged again on every observation).
   const std::set<AllocationId> held(f.held_allocations.begin(), f.held_allocations.end());
-  for (const auto& [pid, owner] : lost) {
-    auto a = b.state().allocations.find(owner);
-    if (a == b.state().allocations.end() || !a->second.live()) continue;
-    if (f.pod_holders_known && !held.count(owner)) continue;
-    std::set<Bdf> gpus(a->second.devices.begin(), a->second.devices.end());
+  std::vector<std::pair<PartitionId, AllocationId>> repairs;
+  for (const auto& [id, a] : b.state().allocations) {
+    if (!a.partition || b.state().active.count(*a.partition)) continue;
+    if (a.status != AllocationStatus::kGranted && a.status != AllocationStatus::kBound) continue;
+    if (f.pod_holders_known && !held.count(id)) continue;
+    repairs.emplace_back(*a.partition, id);
+  }
+  for (const auto& [pid, owner] : repairs) {
+    const Allocation& a = b.state().allocations.at(owner);
+    std::set<Bdf> gpus(a.devices.begin(), a.devices.end());
     if (!ActivePartitionsOverlapping(b.state(), gpus).empty()) continue;
+    if (b.state().intents.count(pid)) continue;
     RequestActivation(b, pid, owner, "drift repair: a pod still holds its GPUs");
   }
 }

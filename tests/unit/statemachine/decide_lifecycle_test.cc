@@ -82,6 +82,24 @@ TEST_F(LifecycleTest, PartitionLostInFabricManagerIsReactivatedForItsPod) {
   EXPECT_EQ(d.state.active.at(1).owner, vm);
 }
 
+// Found by the simulation test (GFP_SIM_SEED=187): a failed repair must be retried on the next
+// observation although the journal and FM then agree the partition is inactive.
+TEST_F(LifecycleTest, FailedRepairIsRetriedOnTheNextObservation) {
+  auto f = FabricState({});
+  f.pod_holders_known = true;
+  f.held_allocations = {vm};
+  d.RunToCompletion(f, [](const Effect&) {
+    return gfp::testing::FmError(-10, "FM_ST_NVLINK_ERROR");
+  });
+  ASSERT_FALSE(d.state.active.count(1));
+  ASSERT_EQ(d.state.allocations.at(vm).partition, 1u);
+  const std::size_t mark = d.journal.size();
+  f.now = ++d.now;
+  EXPECT_EQ(d.RunToCompletion(f), "");
+  EXPECT_THAT(d.TypesSince(mark), ElementsAre("PartitionActivationRequested", "PartitionActivated"));
+  EXPECT_EQ(d.state.active.at(1).owner, vm);
+}
+
 TEST_F(LifecycleTest, PartitionLostWhileNoPodHoldsItIsNotReactivated) {
   auto f = FabricState({});
   f.pod_holders_known = true;
