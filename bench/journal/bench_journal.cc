@@ -20,8 +20,15 @@
 #include <vector>
 
 #include "store/journal.h"
+#include "bench/bench_report.h"
 
 namespace {
+
+using gfp::bench::Die;
+using gfp::bench::Fmt;
+using gfp::bench::Header;
+using gfp::bench::Percentile;
+using gfp::bench::Row;
 
 using Clock = std::chrono::steady_clock;
 using gfp::store::Journal;
@@ -30,28 +37,6 @@ using gfp::store::OpenMode;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto idx = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(idx, v.size() - 1)];
-}
-
-void Row(const std::string& metric, const std::string& value, const std::string& note) {
-  std::printf("| %-44s | %18s | %-34s |\n", metric.c_str(), value.c_str(), note.c_str());
-}
-
-std::string Fmt(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), fmt, v);
-  return buf;
-}
-
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "bench_journal: %s\n", what.c_str());
-  std::exit(2);
-}
 
 std::unique_ptr<Journal> OpenJournal(const std::filesystem::path& p, OpenMode mode) {
   auto j = Journal::Open(p, mode);

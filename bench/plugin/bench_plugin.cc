@@ -58,10 +58,17 @@
 #include "statemachine/event_codec.h"
 #include "statemachine/state.h"
 #include "store/journal.h"
+#include "bench/bench_report.h"
 
 extern char** environ;
 
 namespace {
+
+using gfp::bench::Die;
+using gfp::bench::Fmt;
+using gfp::bench::Header;
+using gfp::bench::Percentile;
+using gfp::bench::Row;
 
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
@@ -77,35 +84,6 @@ double ProcessCpuMicros() {
   ::getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e6 +
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto idx = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(idx, v.size() - 1)];
-}
-
-std::string Fmt(const char* fmt, double v) {
-  char buf[96];
-  std::snprintf(buf, sizeof(buf), fmt, v);
-  return buf;
-}
-
-void Header() {
-  std::printf("| %-56s | %20s | %-44s |\n", "metric", "value", "target / note");
-  std::printf("|%s|%s|%s|\n", std::string(58, '-').c_str(), std::string(22, '-').c_str(),
-              std::string(46, '-').c_str());
-}
-
-void Row(const std::string& metric, const std::string& value, const std::string& note) {
-  std::printf("| %-56s | %20s | %-44s |\n", metric.c_str(), value.c_str(), note.c_str());
-  std::fflush(stdout);
-}
-
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "bench_plugin: %s\n", what.c_str());
-  std::exit(2);
 }
 
 // ---------------------------------------------------------------------------------------------

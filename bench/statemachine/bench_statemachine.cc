@@ -34,8 +34,15 @@
 #include "statemachine/preferred.h"
 #include "statemachine/snapshot_codec.h"
 #include "store/journal.h"
+#include "bench/bench_report.h"
 
 namespace {
+
+using gfp::bench::Die;
+using gfp::bench::Fmt;
+using gfp::bench::Header;
+using gfp::bench::Percentile;
+using gfp::bench::Row;
 
 using Clock = std::chrono::steady_clock;
 using gfp::events::Event;
@@ -47,35 +54,6 @@ namespace fs = std::filesystem;
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 double Micros_(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 double Millis(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto idx = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(idx, v.size() - 1)];
-}
-
-std::string Fmt(const char* fmt, double v) {
-  char buf[96];
-  std::snprintf(buf, sizeof(buf), fmt, v);
-  return buf;
-}
-
-void Header() {
-  std::printf("| %-58s | %16s | %-40s |\n", "metric", "value", "target / note");
-  std::printf("|%s|%s|%s|\n", std::string(60, '-').c_str(), std::string(18, '-').c_str(),
-              std::string(42, '-').c_str());
-}
-
-void Row(const std::string& metric, const std::string& value, const std::string& note) {
-  std::printf("| %-58s | %16s | %-40s |\n", metric.c_str(), value.c_str(), note.c_str());
-  std::fflush(stdout);
-}
-
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "bench_statemachine: %s\n", what.c_str());
-  std::exit(2);
-}
 
 // ---------------------------------------------------------------------------------------------
 // A driver like tests/common/sm_fixtures.h's, without the per-event invariant check, that can
