@@ -45,6 +45,7 @@ class Applier {
     s_.plugin_version = e.version();
     // A new process has no FM connection until it journals one.
     s_.fm_connected = false;
+    s_.fm_status_journaled = false;
   }
 
   void On(const events::InventoryObserved& e) {
@@ -86,10 +87,14 @@ class Applier {
 
   void On(const events::FabricManagerConnected& e) {
     s_.fm_connected = true;
+    s_.fm_status_journaled = true;
     s_.fm_address = e.address();
   }
 
-  void On(const events::FabricManagerDisconnected&) { s_.fm_connected = false; }
+  void On(const events::FabricManagerDisconnected&) {
+    s_.fm_connected = false;
+    s_.fm_status_journaled = true;
+  }
 
   void On(const events::PartitionTableObserved& e) {
     std::map<PartitionId, PartitionState> next;

@@ -618,7 +618,8 @@ struct Dispatch {
       e.set_connect_params_version(c.connect_params_version);
       GFP_EMIT(b, fabric_manager_connected, e);
     } else {
-      if (!b.state().fm_connected) return;
+      // Journaled on the way down, and once after a start that found FM unreachable.
+      if (!b.state().fm_connected && b.state().fm_status_journaled) return;
       events::FabricManagerDisconnected e;
       e.set_reason(c.reason);
       *e.mutable_fm() = c.fm;

@@ -33,6 +33,7 @@ std::string EncodeSnapshot(const State& s) {
     o->set_module_id(module);
   }
   out.set_fm_connected(s.fm_connected);
+  out.set_fm_status_journaled(s.fm_status_journaled);
   out.set_fm_address(s.fm_address);
   for (const auto& [id, p] : s.partitions) {
     auto* o = out.add_partitions();
@@ -115,6 +116,7 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
     s.bdf_of_module[m.module_id()] = m.bdf();
   }
   s.fm_connected = in.fm_connected();
+  s.fm_status_journaled = in.fm_status_journaled();
   s.fm_address = in.fm_address();
   for (const auto& p : in.partitions()) {
     PartitionState partition;

@@ -8,7 +8,9 @@
 
 namespace gfp::sm {
 
-inline constexpr std::uint32_t kSnapshotFormatVersion = 1;
+// Bump whenever State (and so snapshot.proto) changes: older snapshots are then ignored and the
+// journal replayed from seq 1 instead of restoring a state that lacks the new fields.
+inline constexpr std::uint32_t kSnapshotFormatVersion = 2;
 
 std::string EncodeSnapshot(const State& state);
 Result<State> DecodeSnapshot(const std::string& bytes);

@@ -97,6 +97,8 @@ struct Anomaly {
   bool operator==(const Anomaly&) const = default;
 };
 
+// Adding or changing a field: extend snapshot.proto and snapshot_codec.cc, and bump
+// kSnapshotFormatVersion (snapshot_codec.h).
 struct State {
   std::uint64_t last_seq = 0;
   Micros last_time = 0;
@@ -114,6 +116,7 @@ struct State {
   std::map<ModuleId, Bdf> bdf_of_module;
 
   bool fm_connected = false;
+  bool fm_status_journaled = false;  // a connection event was journaled since PluginStarted
   std::string fm_address;
   std::map<PartitionId, PartitionState> partitions;
 

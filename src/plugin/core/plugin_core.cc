@@ -10,17 +10,12 @@
 #include "adapters/host/vfio_nodes.h"
 #include "statemachine/preferred.h"
 #include "statemachine/recovery.h"
+#include "common/strings.h"
 
 namespace gfp::plugin {
 namespace {
 
 constexpr int kFmNotConfigured = -8;
-
-std::string Join(const std::vector<std::string>& ids) {
-  std::string out;
-  for (const auto& id : ids) out += (out.empty() ? "" : ",") + id;
-  return out;
-}
 
 }  // namespace
 

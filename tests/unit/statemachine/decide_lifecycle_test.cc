@@ -100,6 +100,22 @@ TEST_F(LifecycleTest, FailedRepairIsRetriedOnTheNextObservation) {
   EXPECT_EQ(d.state.active.at(1).owner, vm);
 }
 
+// The audit trail says FM was down after a restart even though nothing "changed".
+TEST_F(LifecycleTest, UnreachableFabricManagerAfterAStartIsJournaledOnce) {
+  StartPlugin start;
+  start.now = ++d.now;
+  start.fabric_manager_enabled = true;
+  d.Run(start);
+  ObserveFabricManagerConnection down;
+  down.now = ++d.now;
+  down.reason = "connect failed";
+  down.fm = gfp::testing::FmError(-9, "FM_ST_CONNECTION_NOT_VALID");
+  const std::size_t mark = d.journal.size();
+  d.Run(down);
+  d.Run(down);
+  EXPECT_THAT(d.TypesSince(mark), ElementsAre("FabricManagerDisconnected"));
+}
+
 TEST_F(LifecycleTest, PartitionLostWhileNoPodHoldsItIsNotReactivated) {
   auto f = FabricState({});
   f.pod_holders_known = true;
