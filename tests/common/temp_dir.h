@@ -1,11 +1,13 @@
-// A fresh temporary directory per test, removed afterwards (kept when KEEP_TEST_DIRS is set, to
-// look at what a failing test left behind).
+// A fresh temporary directory per test under $TMPDIR or /tmp, removed afterwards (kept when
+// KEEP_TEST_DIRS is set, to look at what a failing test left behind). Keep TMPDIR short when
+// running tests that put Unix sockets in it: socket paths are limited to 107 bytes.
 #pragma once
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace gfp::testing {
@@ -26,6 +28,14 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const std::filesystem::path& path() const { return path_; }
+
+  // Writes `content` to <dir>/<name> (creating parents) and returns the full path.
+  std::filesystem::path Write(const std::string& name, const std::string& content) const {
+    const std::filesystem::path file = path_ / name;
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << content;
+    return file;
+  }
 
  private:
   std::filesystem::path path_;

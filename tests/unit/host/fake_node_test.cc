@@ -8,7 +8,7 @@
 #include "adapters/host/pci_discovery.h"
 #include "adapters/host/pci_ids.h"
 #include "adapters/host/resource_naming.h"
-#include "unit/host/temp_dir.h"
+#include "common/temp_dir.h"
 
 namespace gfp::sim {
 namespace {

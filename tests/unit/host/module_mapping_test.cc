@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/node/fake_node.h"
-#include "unit/host/temp_dir.h"
+#include "common/temp_dir.h"
 
 namespace gfp::adapters {
 namespace {

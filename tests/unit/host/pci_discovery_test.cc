@@ -6,7 +6,7 @@
 #include <set>
 
 #include "sim/node/fake_node.h"
-#include "unit/host/temp_dir.h"
+#include "common/temp_dir.h"
 
 namespace gfp::adapters {
 namespace {

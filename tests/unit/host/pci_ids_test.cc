@@ -5,7 +5,7 @@
 #include <string>
 
 #include "adapters/host/resource_naming.h"
-#include "unit/host/temp_dir.h"
+#include "common/temp_dir.h"
 
 namespace gfp::adapters {
 namespace {

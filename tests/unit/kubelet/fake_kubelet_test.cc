@@ -15,7 +15,7 @@
 
 #include "adapters/kubelet/unix_channel.h"
 #include "podresources/v1/api.grpc.pb.h"
-#include "unit/kubelet/temp_dir.h"
+#include "common/temp_dir.h"
 #include "unit/kubelet/test_device_plugin.h"
 
 namespace gfp::kubelet {
@@ -94,7 +94,7 @@ class KubeletFakeKubelet : public ::testing::Test {
     return plugin;
   }
 
-  testing::TempDir dir_;
+  gfp::testing::TempDir dir_;
   FakeKubeletOptions options_;
   std::unique_ptr<FakeKubelet> kubelet_;
   std::unique_ptr<TestDevicePlugin> plugin_;

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <vector>
 
-#include "unit/kubelet/temp_dir.h"
+#include "common/temp_dir.h"
 
 #if __has_include(<google/protobuf/compiler/importer.h>)
 #include <google/protobuf/compiler/importer.h>
@@ -65,7 +65,7 @@ class ProtocApi final : public OfficialKubeletApi {
   const google::protobuf::FileDescriptor* Load(const std::string& relative_path,
                                                std::string* error) override {
     if (const auto* known = pool_.FindFileByName(relative_path)) return known;
-    TempDir temp;
+    gfp::testing::TempDir temp;
     const std::string out = (temp.path() / "official.desc").string();
     std::vector<std::string> args = {protoc_path_, "--include_imports",
                                      "--descriptor_set_out=" + out, "-I" + api_dir_, relative_path};

@@ -7,7 +7,7 @@
 
 #include "sim/kubelet/fake_pod_resources.h"
 #include "sim/kubelet/pod_resources_builder.h"
-#include "unit/kubelet/temp_dir.h"
+#include "common/temp_dir.h"
 
 namespace gfp::kubelet {
 namespace {
@@ -32,7 +32,7 @@ class KubeletPodResourcesClient : public ::testing::Test {
     return options;
   }
 
-  testing::TempDir dir_;
+  gfp::testing::TempDir dir_;
   std::filesystem::path socket_;
   FakePodResources server_;
 };
