@@ -103,13 +103,7 @@ class Applier {
         Anomaly("partition table lists partition " + std::to_string(p.id()) + " twice; ignored");
         return;
       }
-      PartitionState partition;
-      partition.id = p.id();
-      partition.physical_ids.assign(p.physical_ids().begin(), p.physical_ids().end());
-      partition.nvlinks_available = p.nvlinks_available();
-      partition.max_nvlinks = p.max_nvlinks();
-      partition.unsupported = p.unsupported();
-      next[p.id()] = std::move(partition);
+      next[p.id()] = PartitionFromEvent(p);
     }
     s_.partitions = std::move(next);
   }
@@ -337,6 +331,16 @@ class Applier {
 };
 
 }  // namespace
+
+PartitionState PartitionFromEvent(const events::Partition& p) {
+  PartitionState partition;
+  partition.id = p.id();
+  partition.physical_ids.assign(p.physical_ids().begin(), p.physical_ids().end());
+  partition.nvlinks_available = p.nvlinks_available();
+  partition.max_nvlinks = p.max_nvlinks();
+  partition.unsupported = p.unsupported();
+  return partition;
+}
 
 AllocationId AllocationIdFor(std::uint64_t number) {
   return std::string(kAllocationPrefix) + std::to_string(number);

@@ -13,6 +13,10 @@ namespace gfp::sm {
 // Applies `event`, journaled at `seq`, to `state` in place.
 void Apply(State& state, std::uint64_t seq, const events::Event& event);
 
+// The table entry a PartitionTableObserved event records for `partition` (its `active` flag is
+// FM's view at the time, not part of the table).
+PartitionState PartitionFromEvent(const events::Partition& partition);
+
 // Allocation ids are derived from a counter in the state so that decide() stays deterministic.
 AllocationId AllocationIdFor(std::uint64_t number);
 

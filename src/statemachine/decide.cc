@@ -384,13 +384,7 @@ void DecideFabricState(Builder& b, const ObserveFabricState& f) {
       b.Refuse("Fabric Manager listed partition " + std::to_string(p.id()) + " twice");
       return;
     }
-    PartitionState ps;
-    ps.id = p.id();
-    ps.physical_ids.assign(p.physical_ids().begin(), p.physical_ids().end());
-    ps.nvlinks_available = p.nvlinks_available();
-    ps.max_nvlinks = p.max_nvlinks();
-    ps.unsupported = p.unsupported();
-    table[p.id()] = ps;
+    table[p.id()] = PartitionFromEvent(p);
     if (p.active()) fm_active.insert(p.id());
     *observed.add_partitions() = p;
   }
