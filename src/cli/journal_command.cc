@@ -7,12 +7,12 @@
 #include <optional>
 #include <string>
 
+#include "common/strings.h"
 #include "engine/engine.h"
 #include "statemachine/apply.h"
 #include "statemachine/event_codec.h"
 #include "statemachine/invariants.h"
 #include "store/journal.h"
-#include "common/strings.h"
 
 namespace gfp::cli {
 namespace {
@@ -30,7 +30,8 @@ bool MentionsPartition(const events::Event& e, std::uint32_t pid) {
       return e.allocation_granted().has_partition() && e.allocation_granted().partition_id() == pid;
     case events::Event::kPartitionActivationRequested:
       return e.partition_activation_requested().partition_id() == pid;
-    case events::Event::kPartitionActivated: return e.partition_activated().partition_id() == pid;
+    case events::Event::kPartitionActivated:
+      return e.partition_activated().partition_id() == pid;
     case events::Event::kPartitionActivationFailed:
       return e.partition_activation_failed().partition_id() == pid;
     case events::Event::kPartitionDeactivationRequested:
@@ -39,13 +40,15 @@ bool MentionsPartition(const events::Event& e, std::uint32_t pid) {
       return e.partition_deactivated().partition_id() == pid;
     case events::Event::kPartitionDeactivationFailed:
       return e.partition_deactivation_failed().partition_id() == pid;
-    case events::Event::kDriftDetected: return e.drift_detected().partition_id() == pid;
+    case events::Event::kDriftDetected:
+      return e.drift_detected().partition_id() == pid;
     case events::Event::kFabricManagerResynced:
       for (auto id : e.fabric_manager_resynced().partition_ids()) {
         if (id == pid) return true;
       }
       return false;
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -124,8 +127,8 @@ nlohmann::json StateJson(const sm::State& s) {
     }
     nlohmann::json pod = nullptr;
     std::string allocation = active.owner;
-    if (auto a = s.allocations.find(active.owner); a != s.allocations.end() &&
-                                                   !a->second.pod_name.empty()) {
+    if (auto a = s.allocations.find(active.owner);
+        a != s.allocations.end() && !a->second.pod_name.empty()) {
       pod = a->second.pod_namespace + "/" + a->second.pod_name;
     }
     partitions.push_back({{"partition_id", pid},
@@ -159,7 +162,8 @@ nlohmann::json StateJson(const sm::State& s) {
     if (!d.healthy) unhealthy.push_back({{"bdf", bdf}, {"reason", d.unhealthy_reason}});
   }
   return {{"last_seq", s.last_seq},
-          {"time", s.last_time ? nlohmann::json(sm::FormatRfc3339(s.last_time)) : nlohmann::json(nullptr)},
+          {"time",
+           s.last_time ? nlohmann::json(sm::FormatRfc3339(s.last_time)) : nlohmann::json(nullptr)},
           {"fabric_manager_enabled", s.fm_enabled},
           {"fabric_manager_connected", s.fm_connected},
           {"devices", s.devices.size()},
@@ -203,12 +207,13 @@ void PrintStateText(const sm::State& s) {
   }
   std::cout << "  live allocations: " << s.allocations.size() << "\n";
   for (const auto& [id, a] : s.allocations) {
-    std::cout << "    " << id << " " << sm::AllocationStatusName(a.status) << " [" << Join(a.devices)
-              << "]" << (a.partition ? " partition " + std::to_string(*a.partition) : "") << "\n";
+    std::cout << "    " << id << " " << sm::AllocationStatusName(a.status) << " ["
+              << Join(a.devices) << "]"
+              << (a.partition ? " partition " + std::to_string(*a.partition) : "") << "\n";
   }
   for (const auto& [pid, i] : s.intents) {
-    std::cout << "  pending: " << sm::IntentKindName(i.kind) << " partition " << pid
-              << " (seq " << i.requested_seq << ")\n";
+    std::cout << "  pending: " << sm::IntentKindName(i.kind) << " partition " << pid << " (seq "
+              << i.requested_seq << ")\n";
   }
   if (s.anomaly_count) std::cout << "  anomalies: " << s.anomaly_count << "\n";
 }
@@ -222,7 +227,8 @@ int PrintState(const JournalQuery& o) {
     return 2;
   }
   if (o.at > (*journal)->LastSeq()) {
-    PrintError(InvalidArgument("--at " + std::to_string(o.at) + " is beyond the journal's last seq " +
+    PrintError(InvalidArgument("--at " + std::to_string(o.at) +
+                               " is beyond the journal's last seq " +
                                std::to_string((*journal)->LastSeq())));
     return 2;
   }
@@ -272,8 +278,8 @@ int VerifyJournal(const JournalQuery& o) {
   } else if (report.ok) {
     std::cout << "journal " << o.path << " is intact: " << report.events_checked
               << " events (hash chain, decoding, replay with invariants), "
-              << report.snapshots_checked << " snapshots; state at seq " << state.last_seq
-              << ": " << state.active.size() << " active partitions, " << state.allocations.size()
+              << report.snapshots_checked << " snapshots; state at seq " << state.last_seq << ": "
+              << state.active.size() << " active partitions, " << state.allocations.size()
               << " live allocations\n";
   } else {
     std::cout << "journal " << o.path << " is damaged";

@@ -6,7 +6,8 @@
 #include "cli/serve_command.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"gpu-fabric-plugin: KubeVirt GPU device plugin with NVIDIA Fabric Manager partitions"};
+  CLI::App app{
+      "gpu-fabric-plugin: KubeVirt GPU device plugin with NVIDIA Fabric Manager partitions"};
   app.require_subcommand(1);
   app.set_version_flag("--version", GFP_VERSION);
   int exit_code = 0;

@@ -92,12 +92,14 @@ int Serve(const RawServeFlags& raw) {
 void AddServeCommand(CLI::App& app, int* exit_code) {
   auto raw = std::make_shared<RawServeFlags>();
   CLI::App* serve = app.add_subcommand("serve", "Run the node daemon (device plugin)");
-  serve->add_option("--fabric-manager", raw->fabric_manager,
-                    "enable Fabric Manager partition management (1/0, true/false, t/f)")
+  serve
+      ->add_option("--fabric-manager", raw->fabric_manager,
+                   "enable Fabric Manager partition management (1/0, true/false, t/f)")
       ->expected(0, 1)
       ->envname("ENABLE_FABRIC_MANAGER");
-  serve->add_option("--fm-address", raw->fm_address,
-                    "FM SDK endpoint: /unix/socket/path or IPv4[:port] (default port 6666)")
+  serve
+      ->add_option("--fm-address", raw->fm_address,
+                   "FM SDK endpoint: /unix/socket/path or IPv4[:port] (default port 6666)")
       ->envname("FABRIC_MANAGER_ADDRESS");
   serve->add_option("--fm-library", raw->fm_library, "FM SDK shared library (dlopen)")
       ->envname("NVFM_LIBRARY_PATH");

@@ -71,7 +71,7 @@ inline Status Internal(std::string m) { return {ErrorCode::kInternal, std::move(
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     assert(!status_.ok() && "a Result built from a Status must carry an error");
     if (status_.ok()) status_ = Internal("Result constructed from an OK status");
@@ -96,10 +96,10 @@ class [[nodiscard]] Result {
 }  // namespace gfp
 
 // Propagates a failed Status out of the current function.
-#define GFP_RETURN_IF_ERROR(expr)                \
-  do {                                           \
-    ::gfp::Status gfp_status_ = (expr);          \
-    if (!gfp_status_.ok()) return gfp_status_;   \
+#define GFP_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    ::gfp::Status gfp_status_ = (expr);        \
+    if (!gfp_status_.ok()) return gfp_status_; \
   } while (false)
 
 #define GFP_CONCAT_INNER(a, b) a##b

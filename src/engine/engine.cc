@@ -23,16 +23,16 @@ Result<sm::State> Replay(const store::Journal& journal, std::uint64_t to_seq, bo
         state = std::move(decoded).value();
         r.snapshot_seq = snapshot->seq;
       } else {
-        r.skipped_snapshots.push_back(
-            "snapshot at seq " + std::to_string(snapshot->seq) + ": " +
-            (decoded.ok() ? "covers seq " + std::to_string(decoded->last_seq)
-                          : decoded.status().message()));
+        r.skipped_snapshots.push_back("snapshot at seq " + std::to_string(snapshot->seq) + ": " +
+                                      (decoded.ok()
+                                           ? "covers seq " + std::to_string(decoded->last_seq)
+                                           : decoded.status().message()));
       }
     }
   }
   events::Event event;
-  Status status = journal.ForEach(
-      state.last_seq + 1, to_seq, [&](const store::StoredEvent& stored) -> Status {
+  Status status =
+      journal.ForEach(state.last_seq + 1, to_seq, [&](const store::StoredEvent& stored) -> Status {
         if (!event.ParseFromString(stored.payload) ||
             event.body_case() == events::Event::BODY_NOT_SET) {
           // Slow path only for errors: DecodeEvent words the reason.

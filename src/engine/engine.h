@@ -27,8 +27,8 @@ struct EngineOptions {
 };
 
 struct RecoveryReport {
-  std::uint64_t snapshot_seq = 0;          // 0 when replayed from seq 1
-  std::uint64_t events_replayed = 0;       // after the snapshot
+  std::uint64_t snapshot_seq = 0;     // 0 when replayed from seq 1
+  std::uint64_t events_replayed = 0;  // after the snapshot
   std::vector<std::string> skipped_snapshots;
   double milliseconds = 0;
 };

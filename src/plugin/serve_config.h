@@ -11,7 +11,8 @@ struct ServeConfig {
   bool fabric_manager = false;
   std::string fm_address = "/run/nvidia-fabricmanager/fmpm.sock";
   std::string fm_library = "libnvfm.so.1";
-  std::filesystem::path pci_module_mapping = "/run/nvidia-fabricmanager/gpu-pci-module-mapping.json";
+  std::filesystem::path pci_module_mapping =
+      "/run/nvidia-fabricmanager/gpu-pci-module-mapping.json";
   std::filesystem::path sysfs_root = "/sys";
   std::filesystem::path dev_root = "/dev";
   std::filesystem::path device_plugin_dir = "/var/lib/kubelet/device-plugins";

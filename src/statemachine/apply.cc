@@ -356,30 +356,72 @@ void Apply(State& state, std::uint64_t seq, const events::Event& event) {
   state.last_time = std::max(state.last_time, event.time_unix_micros());
 
   switch (event.body_case()) {
-    case Event::kPluginStarted: a.On(event.plugin_started()); break;
-    case Event::kInventoryObserved: a.On(event.inventory_observed()); break;
-    case Event::kModuleMappingLoaded: a.On(event.module_mapping_loaded()); break;
-    case Event::kFabricManagerConnected: a.On(event.fabric_manager_connected()); break;
-    case Event::kFabricManagerDisconnected: a.On(event.fabric_manager_disconnected()); break;
-    case Event::kPartitionTableObserved: a.On(event.partition_table_observed()); break;
-    case Event::kDeviceHealthChanged: a.On(event.device_health_changed()); break;
-    case Event::kKubeletRestartObserved: a.On(event.kubelet_restart_observed()); break;
-    case Event::kAllocationRequested: a.On(event.allocation_requested()); break;
-    case Event::kAllocationGranted: a.On(event.allocation_granted()); break;
-    case Event::kAllocationRejected: a.On(event.allocation_rejected()); break;
-    case Event::kAllocationBound: a.On(event.allocation_bound()); break;
-    case Event::kAllocationReleased: a.On(event.allocation_released()); break;
-    case Event::kPartitionActivationRequested: a.On(event.partition_activation_requested()); break;
-    case Event::kPartitionActivated: a.On(event.partition_activated()); break;
-    case Event::kPartitionActivationFailed: a.On(event.partition_activation_failed()); break;
+    case Event::kPluginStarted:
+      a.On(event.plugin_started());
+      break;
+    case Event::kInventoryObserved:
+      a.On(event.inventory_observed());
+      break;
+    case Event::kModuleMappingLoaded:
+      a.On(event.module_mapping_loaded());
+      break;
+    case Event::kFabricManagerConnected:
+      a.On(event.fabric_manager_connected());
+      break;
+    case Event::kFabricManagerDisconnected:
+      a.On(event.fabric_manager_disconnected());
+      break;
+    case Event::kPartitionTableObserved:
+      a.On(event.partition_table_observed());
+      break;
+    case Event::kDeviceHealthChanged:
+      a.On(event.device_health_changed());
+      break;
+    case Event::kKubeletRestartObserved:
+      a.On(event.kubelet_restart_observed());
+      break;
+    case Event::kAllocationRequested:
+      a.On(event.allocation_requested());
+      break;
+    case Event::kAllocationGranted:
+      a.On(event.allocation_granted());
+      break;
+    case Event::kAllocationRejected:
+      a.On(event.allocation_rejected());
+      break;
+    case Event::kAllocationBound:
+      a.On(event.allocation_bound());
+      break;
+    case Event::kAllocationReleased:
+      a.On(event.allocation_released());
+      break;
+    case Event::kPartitionActivationRequested:
+      a.On(event.partition_activation_requested());
+      break;
+    case Event::kPartitionActivated:
+      a.On(event.partition_activated());
+      break;
+    case Event::kPartitionActivationFailed:
+      a.On(event.partition_activation_failed());
+      break;
     case Event::kPartitionDeactivationRequested:
       a.On(event.partition_deactivation_requested());
       break;
-    case Event::kPartitionDeactivated: a.On(event.partition_deactivated()); break;
-    case Event::kPartitionDeactivationFailed: a.On(event.partition_deactivation_failed()); break;
-    case Event::kDriftDetected: a.On(event.drift_detected()); break;
-    case Event::kFabricManagerResynced: a.On(event.fabric_manager_resynced()); break;
-    case Event::BODY_NOT_SET: a.Anomaly("event without a body (unknown type?)"); break;
+    case Event::kPartitionDeactivated:
+      a.On(event.partition_deactivated());
+      break;
+    case Event::kPartitionDeactivationFailed:
+      a.On(event.partition_deactivation_failed());
+      break;
+    case Event::kDriftDetected:
+      a.On(event.drift_detected());
+      break;
+    case Event::kFabricManagerResynced:
+      a.On(event.fabric_manager_resynced());
+      break;
+    case Event::BODY_NOT_SET:
+      a.Anomaly("event without a body (unknown type?)");
+      break;
   }
 }
 

@@ -44,8 +44,8 @@ struct ObserveFabricManagerConnection {
   bool connected = false;
   std::string address;
   std::uint32_t connect_params_version = 0;
-  std::string reason;        // when disconnected
-  events::FmResult fm;       // when disconnected by a failed call
+  std::string reason;   // when disconnected
+  events::FmResult fm;  // when disconnected by a failed call
 };
 
 // FM's supported-partition table with its isActive flags, and the unsupported list. Records a

@@ -4,9 +4,9 @@
 #include <set>
 #include <sstream>
 
+#include "common/strings.h"
 #include "statemachine/apply.h"
 #include "statemachine/fm_codes.h"
-#include "common/strings.h"
 
 namespace gfp::sm {
 namespace {
@@ -104,8 +104,9 @@ void ContinueAllocation(Builder& b, const AllocationId& id) {
   const Allocation& a = it->second;
   auto target = PartitionWithExactDevices(s, a.devices);
   if (!target) {
-    RejectAllocation(b, id, "devices " + Join(a.devices) +
-                                " no longer form one partition of the Fabric Manager table");
+    RejectAllocation(
+        b, id,
+        "devices " + Join(a.devices) + " no longer form one partition of the Fabric Manager table");
     return;
   }
   std::set<Bdf> gpus(a.devices.begin(), a.devices.end());
@@ -115,8 +116,8 @@ void ContinueAllocation(Builder& b, const AllocationId& id) {
       RejectAllocation(b, id, PendingText(pending->second, stale));
       return;
     }
-    RequestDeactivation(b, stale,
-                        "stale: its GPUs were allocated again by kubelet (" + id + ")", id);
+    RequestDeactivation(b, stale, "stale: its GPUs were allocated again by kubelet (" + id + ")",
+                        id);
     return;
   }
   if (s.active.count(*target)) {
@@ -161,8 +162,8 @@ std::string FabricManagerRefusal(const State& s, const std::vector<std::string>&
   const PartitionState& p = s.partitions.at(*target);
   if (p.degraded()) {
     return "partition " + std::to_string(p.id) + " is degraded (" +
-           std::to_string(p.nvlinks_available) + "/" + std::to_string(p.max_nvlinks) +
-           " NVLinks" + (p.unsupported ? ", unsupported by Fabric Manager" : "") + ")";
+           std::to_string(p.nvlinks_available) + "/" + std::to_string(p.max_nvlinks) + " NVLinks" +
+           (p.unsupported ? ", unsupported by Fabric Manager" : "") + ")";
   }
   return "";
 }
@@ -206,7 +207,8 @@ void DecideRequest(Builder& b, const RequestAllocation& r) {
   GFP_EMIT(b, allocation_requested, requested);
 
   std::string refusal = ValidateRequest(b.state(), r);
-  if (refusal.empty() && b.state().fm_enabled) refusal = FabricManagerRefusal(b.state(), r.device_ids);
+  if (refusal.empty() && b.state().fm_enabled)
+    refusal = FabricManagerRefusal(b.state(), r.device_ids);
   if (!refusal.empty()) {
     RejectAllocation(b, id, refusal);
     return;
@@ -263,8 +265,7 @@ void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
   const AllocationId for_allocation = pending->second.allocation_id;
   auto requested_allocation = [&]() -> bool {
     auto it = b.state().allocations.find(for_allocation);
-    return it != b.state().allocations.end() &&
-           it->second.status == AllocationStatus::kRequested;
+    return it != b.state().allocations.end() && it->second.status == AllocationStatus::kRequested;
   };
   b.SetAllocation(for_allocation);
 
@@ -290,7 +291,8 @@ void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
     if (requested_allocation()) {
       RejectAllocation(b, for_allocation,
                        "could not deactivate stale partition " + std::to_string(o.partition_id) +
-                           ": " + FmText(o.fm) + (o.fm.message().empty() ? "" : " (" + o.fm.message() + ")"),
+                           ": " + FmText(o.fm) +
+                           (o.fm.message().empty() ? "" : " (" + o.fm.message() + ")"),
                        &o.fm);
     } else {
       b.Refuse("could not deactivate partition " + std::to_string(o.partition_id) + ": " +

@@ -17,8 +17,8 @@ namespace gfp::sm {
 struct Effect {
   enum class Kind { kActivatePartition, kDeactivatePartition, kSetActivatedPartitions };
   Kind kind = Kind::kActivatePartition;
-  PartitionId partition_id = 0;              // activate / deactivate
-  std::vector<PartitionId> partition_ids;    // set-activated
+  PartitionId partition_id = 0;            // activate / deactivate
+  std::vector<PartitionId> partition_ids;  // set-activated
 
   bool operator==(const Effect&) const = default;
 };

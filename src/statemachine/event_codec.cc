@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 #include <sstream>
+
 #include "common/strings.h"
 
 namespace gfp::sm {
@@ -77,7 +78,8 @@ std::string SummarizeEvent(const Event& e) {
     case Event::kInventoryObserved: {
       const auto& x = e.inventory_observed();
       o << x.devices_size() << " devices:";
-      for (const auto& d : x.devices()) o << " " << d.bdf() << "(group " << d.iommu_group() << ", numa " << d.numa_node() << ")";
+      for (const auto& d : x.devices())
+        o << " " << d.bdf() << "(group " << d.iommu_group() << ", numa " << d.numa_node() << ")";
       if (x.devices_size() > 0) o << " resource " << x.devices(0).resource();
       for (const auto& w : x.warnings()) o << "; warning: " << w;
       break;
@@ -94,7 +96,8 @@ std::string SummarizeEvent(const Event& e) {
       break;
     case Event::kFabricManagerDisconnected:
       o << "disconnected: " << e.fabric_manager_disconnected().reason();
-      if (e.fabric_manager_disconnected().has_fm()) o << " " << Fm(e.fabric_manager_disconnected().fm());
+      if (e.fabric_manager_disconnected().has_fm())
+        o << " " << Fm(e.fabric_manager_disconnected().fm());
       break;
     case Event::kPartitionTableObserved: {
       const auto& x = e.partition_table_observed();
@@ -140,8 +143,8 @@ std::string SummarizeEvent(const Event& e) {
     }
     case Event::kAllocationReleased: {
       const auto& x = e.allocation_released();
-      o << x.allocation_id() << " released ("
-        << events::AllocationReleased::Reason_Name(x.reason()) << ")";
+      o << x.allocation_id() << " released (" << events::AllocationReleased::Reason_Name(x.reason())
+        << ")";
       if (!x.detail().empty()) o << ": " << x.detail();
       break;
     }
@@ -173,8 +176,7 @@ std::string SummarizeEvent(const Event& e) {
         << " deactivation failed: " << Fm(e.partition_deactivation_failed().fm());
       break;
     case Event::kDriftDetected:
-      o << "partition " << e.drift_detected().partition_id() << ": "
-        << e.drift_detected().detail();
+      o << "partition " << e.drift_detected().partition_id() << ": " << e.drift_detected().detail();
       break;
     case Event::kFabricManagerResynced:
       o << "active set [" << Join(e.fabric_manager_resynced().partition_ids())

@@ -136,9 +136,9 @@ Result<std::vector<std::string>> PreferredByPartition(const State& state,
     return FailedPrecondition(why);
   }
 
-  const Candidate& best = *std::min_element(
-      candidates.begin(), candidates.end(),
-      [](const Candidate& x, const Candidate& y) { return x.rank() < y.rank(); });
+  const Candidate& best =
+      *std::min_element(candidates.begin(), candidates.end(),
+                        [](const Candidate& x, const Candidate& y) { return x.rank() < y.rank(); });
   std::vector<std::string> answer = must;
   for (const std::string& id : request.available) {
     if (std::find(best.gpus.begin(), best.gpus.end(), id) != best.gpus.end() &&

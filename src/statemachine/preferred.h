@@ -13,7 +13,7 @@
 namespace gfp::sm {
 
 struct PreferredRequest {
-  std::vector<std::string> available;     // kubelet's order
+  std::vector<std::string> available;  // kubelet's order
   std::vector<std::string> must_include;
   std::size_t size = 0;
 };

@@ -105,8 +105,8 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
   s.release_grace = in.release_grace();
   s.plugin_version = in.plugin_version();
   for (const auto& d : in.devices()) {
-    DeviceState device{d.bdf(),      d.resource(), d.device_id(), d.iommu_group(),
-                       d.numa_node(), d.healthy(), d.unhealthy_reason()};
+    DeviceState device{d.bdf(),       d.resource(), d.device_id(),       d.iommu_group(),
+                       d.numa_node(), d.healthy(),  d.unhealthy_reason()};
     s.devices[d.bdf()] = std::move(device);
   }
   s.inventory_warnings.assign(in.inventory_warnings().begin(), in.inventory_warnings().end());
@@ -132,9 +132,8 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
   }
   for (const auto& i : in.intents()) {
     if (i.kind() != 0 && i.kind() != 1) return DataLoss("snapshot has an unknown intent kind");
-    s.intents[i.partition_id()] = PendingIntent{static_cast<IntentKind>(i.kind()),
-                                                i.allocation_id(), i.requested_seq(),
-                                                i.requested_at()};
+    s.intents[i.partition_id()] = PendingIntent{
+        static_cast<IntentKind>(i.kind()), i.allocation_id(), i.requested_seq(), i.requested_at()};
   }
   for (const auto& a : in.allocations()) {
     if (a.status() < 0 || a.status() > 4) return DataLoss("snapshot has an unknown status");
@@ -155,7 +154,8 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
   s.next_allocation_number = in.next_allocation_number();
   s.kubelet_restarts = in.kubelet_restarts();
   s.anomaly_count = in.anomaly_count();
-  for (const auto& a : in.recent_anomalies()) s.recent_anomalies.push_back({a.seq(), a.description()});
+  for (const auto& a : in.recent_anomalies())
+    s.recent_anomalies.push_back({a.seq(), a.description()});
   return s;
 }
 

@@ -6,11 +6,16 @@ namespace gfp::sm {
 
 const char* AllocationStatusName(AllocationStatus status) {
   switch (status) {
-    case AllocationStatus::kRequested: return "requested";
-    case AllocationStatus::kGranted: return "granted";
-    case AllocationStatus::kBound: return "bound";
-    case AllocationStatus::kReleased: return "released";
-    case AllocationStatus::kRejected: return "rejected";
+    case AllocationStatus::kRequested:
+      return "requested";
+    case AllocationStatus::kGranted:
+      return "granted";
+    case AllocationStatus::kBound:
+      return "bound";
+    case AllocationStatus::kReleased:
+      return "released";
+    case AllocationStatus::kRejected:
+      return "rejected";
   }
   return "unknown";
 }
@@ -52,7 +57,7 @@ std::optional<PartitionId> PartitionWithExactDevices(const State& state,
 }
 
 std::vector<PartitionId> ActivePartitionsOverlapping(const State& state,
-                                                      const std::set<Bdf>& devices) {
+                                                     const std::set<Bdf>& devices) {
   std::vector<PartitionId> out;
   for (const auto& [id, active] : state.active) {
     auto partition = state.partitions.find(id);

@@ -45,7 +45,13 @@ struct PartitionState {
 };
 
 // Allocation lifecycle; values only grow (a transition to a smaller value is an anomaly).
-enum class AllocationStatus { kRequested = 0, kGranted = 1, kBound = 2, kReleased = 3, kRejected = 4 };
+enum class AllocationStatus {
+  kRequested = 0,
+  kGranted = 1,
+  kBound = 2,
+  kReleased = 3,
+  kRejected = 4
+};
 const char* AllocationStatusName(AllocationStatus status);
 
 struct Allocation {
@@ -82,8 +88,8 @@ struct PendingIntent {
 };
 
 struct ActivePartition {
-  AllocationId owner;     // empty when adopted or when its owner was released
-  bool adopted = false;   // found active in FM without a journaled activation
+  AllocationId owner;    // empty when adopted or when its owner was released
+  bool adopted = false;  // found active in FM without a journaled activation
   Micros since = 0;
 
   bool operator==(const ActivePartition&) const = default;
@@ -139,8 +145,8 @@ struct State {
 // The GPUs (by BDF) that form a partition under the current module mapping; nullopt with a
 // reason when a module id has no mapped BDF.
 struct PartitionDevices {
-  std::vector<Bdf> bdfs;        // FM's physical-id order
-  std::string missing_reason;   // non-empty when a module is not mapped
+  std::vector<Bdf> bdfs;       // FM's physical-id order
+  std::string missing_reason;  // non-empty when a module is not mapped
 };
 PartitionDevices DevicesOfPartition(const State& state, const PartitionState& partition);
 
@@ -150,6 +156,6 @@ std::optional<PartitionId> PartitionWithExactDevices(const State& state,
 
 // Active partitions sharing at least one GPU with `devices`.
 std::vector<PartitionId> ActivePartitionsOverlapping(const State& state,
-                                                      const std::set<Bdf>& devices);
+                                                     const std::set<Bdf>& devices);
 
 }  // namespace gfp::sm

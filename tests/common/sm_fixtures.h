@@ -32,8 +32,13 @@ inline NodeFixture H100Node() {
   n.bdfs_by_module = {"0000:c3:00.0", "0000:df:00.0", "0000:d1:00.0", "0000:9d:00.0",
                       "0000:43:00.0", "0000:61:00.0", "0000:52:00.0", "0000:1b:00.0"};
   n.numa_by_module = {1, 1, 1, 1, 0, 0, 0, 0};
-  n.partitions = {{0, {1, 2, 3, 4, 5, 6, 7, 8}}, {1, {1, 2, 3, 4}}, {2, {5, 6, 7, 8}},
-                  {3, {1, 3}}, {4, {2, 4}}, {5, {5, 7}}, {6, {6, 8}}};
+  n.partitions = {{0, {1, 2, 3, 4, 5, 6, 7, 8}},
+                  {1, {1, 2, 3, 4}},
+                  {2, {5, 6, 7, 8}},
+                  {3, {1, 3}},
+                  {4, {2, 4}},
+                  {5, {5, 7}},
+                  {6, {6, 8}}};
   for (std::uint32_t m = 1; m <= 8; ++m) n.partitions.push_back({6 + m, {m}});
   return n;
 }
@@ -47,8 +52,13 @@ inline NodeFixture B200Node() {
     n.bdfs_by_module.push_back(buf);
     n.numa_by_module.push_back(i < 4 ? 0 : 1);
   }
-  n.partitions = {{1, {1, 2, 3, 4, 5, 6, 7, 8}}, {2, {1, 2, 3, 4}}, {3, {5, 6, 7, 8}},
-                  {4, {1, 2}}, {5, {3, 4}}, {6, {5, 6}}, {7, {7, 8}}};
+  n.partitions = {{1, {1, 2, 3, 4, 5, 6, 7, 8}},
+                  {2, {1, 2, 3, 4}},
+                  {3, {5, 6, 7, 8}},
+                  {4, {1, 2}},
+                  {5, {3, 4}},
+                  {6, {5, 6}},
+                  {7, {7, 8}}};
   for (std::uint32_t m = 1; m <= 8; ++m) n.partitions.push_back({7 + m, {m}});
   return n;
 }
@@ -168,8 +178,9 @@ class Driver {
   // outcomes back until no effect is left. Returns the last decision's refusal, if any.
   std::string RunToCompletion(
       const sm::Command& command,
-      const std::function<events::FmResult(const sm::Effect&)>& outcome =
-          [](const sm::Effect&) { return FmOk(); }) {
+      const std::function<events::FmResult(const sm::Effect&)>& outcome = [](const sm::Effect&) {
+        return FmOk();
+      }) {
     sm::Decision d = Run(command);
     std::string refusal = d.refusal;
     std::vector<sm::Effect> effects = d.effects;
@@ -230,8 +241,8 @@ class Driver {
   std::vector<std::string> TypesSince(std::size_t from) const {
     std::vector<std::string> out;
     for (std::size_t i = from; i < journal.size(); ++i) {
-      const auto* field = events::Event::descriptor()->FindFieldByNumber(
-          static_cast<int>(journal[i].body_case()));
+      const auto* field =
+          events::Event::descriptor()->FindFieldByNumber(static_cast<int>(journal[i].body_case()));
       out.push_back(field ? field->message_type()->name() : "?");
     }
     return out;

@@ -45,8 +45,8 @@ class Script {
     std::cout << std::setw(2) << number_ << ". " << what << " ... "
               << (status.ok() ? "ok" : "FAILED") << " (" << ms << " ms)\n";
     if (!status.ok()) {
-      std::cout << "    " << status.message() << "\n    serve's log: "
-                << world_.log_path().string() << "\n";
+      std::cout << "    " << status.message() << "\n    serve's log: " << world_.log_path().string()
+                << "\n";
       failed_ = true;
     }
     std::cout.flush();
@@ -64,7 +64,8 @@ int RunDemo(const DemoFlags& flags) {
   kubelet::KeepGrpcInitialized();
   std::filesystem::path dir = flags.dir;
   if (dir.empty()) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "gpu-fabric-demo-XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "gpu-fabric-demo-XXXXXX").string();
     if (!::mkdtemp(pattern.data())) {
       std::cerr << "error: cannot create a temporary directory\n";
       return 1;
@@ -88,8 +89,10 @@ int RunDemo(const DemoFlags& flags) {
   std::map<std::string, sm::PartitionId> vm_partition;
 
   auto admit = [&](const std::string& vm, int gpus) -> Status {
-    auto pod = w.kubelet().AdmitPod("vms", "virt-launcher-" + vm, {{"compute", gpus}}, w.resource());
-    if (!pod.ok()) return Internal("kubelet could not admit " + vm + ": " + pod.status.error_message());
+    auto pod =
+        w.kubelet().AdmitPod("vms", "virt-launcher-" + vm, {{"compute", gpus}}, w.resource());
+    if (!pod.ok())
+      return Internal("kubelet could not admit " + vm + ": " + pod.status.error_message());
     const auto& container = pod.response.containers.at(0);
     vm_devices[vm] = container.device_ids;
     const auto& envs = container.allocate_response.envs();
@@ -156,7 +159,8 @@ int RunDemo(const DemoFlags& flags) {
     GFP_RETURN_IF_ERROR(w.fabric().Restart(/*resiliency=*/true));
     GFP_RETURN_IF_ERROR(DemoWorld::Eventually([&]() -> Status {
       GFP_ASSIGN_OR_RETURN(auto mode, w.fabric().GetMode());
-      if (mode != fmsim::Mode::kRunning) return Unavailable("Fabric Manager still waits for its resync");
+      if (mode != fmsim::Mode::kRunning)
+        return Unavailable("Fabric Manager still waits for its resync");
       return Status::Ok();
     }));
     GFP_RETURN_IF_ERROR(DemoWorld::Eventually([&] { return w.FabricMatchesJournal(); }));

@@ -4,9 +4,9 @@
 
 #include <thread>
 
+#include "common/strings.h"
 #include "engine/engine.h"
 #include "store/journal.h"
-#include "common/strings.h"
 
 namespace gfp::cli {
 
@@ -17,7 +17,8 @@ Result<std::unique_ptr<DemoWorld>> DemoWorld::Create(DemoOptions options) {
   GFP_ASSIGN_OR_RETURN(sim::FakeNode node,
                        sim::BuildFakeNode(options.dir / "node", sim::FakeNodeSpec{}));
   const auto state = options.dir / "fabric-manager.state";
-  GFP_ASSIGN_OR_RETURN(fmsim::FmSimControl fabric, fmsim::FmSimControl::Create(state.string(), "h100"));
+  GFP_ASSIGN_OR_RETURN(fmsim::FmSimControl fabric,
+                       fmsim::FmSimControl::Create(state.string(), "h100"));
   std::unique_ptr<DemoWorld> world(new DemoWorld(std::move(options), std::move(node), fabric));
   kubelet::FakeKubeletOptions k;
   k.device_plugin_dir = world->options_.dir / "device-plugins";
@@ -100,7 +101,8 @@ Status DemoWorld::WaitRegisteredAndHealthy(int min_registrations) {
 }
 
 Result<sm::State> DemoWorld::JournalState() const {
-  GFP_ASSIGN_OR_RETURN(auto journal, store::Journal::Open(journal_path(), store::OpenMode::kReadOnly));
+  GFP_ASSIGN_OR_RETURN(auto journal,
+                       store::Journal::Open(journal_path(), store::OpenMode::kReadOnly));
   return engine::Replay(*journal, 0, true, true);
 }
 

@@ -20,8 +20,8 @@
 namespace gfp::cli {
 
 struct DemoOptions {
-  std::filesystem::path dir;         // everything lives here
-  std::filesystem::path fm_library;  // libnvfm-sim.so
+  std::filesystem::path dir;            // everything lives here
+  std::filesystem::path fm_library;     // libnvfm-sim.so
   std::filesystem::path plugin_binary;  // gpu-fabric-plugin; empty: this executable
   std::chrono::milliseconds reconcile_interval{200};
   std::chrono::milliseconds release_grace{1000};

@@ -35,10 +35,9 @@ Result<NodeInventory> ScanNode(const std::filesystem::path& sysfs_root,
     entry.devices.push_back(device);
   }
   for (auto& [id, resource] : by_device_id) inventory.resources.push_back(std::move(resource));
-  std::sort(inventory.resources.begin(), inventory.resources.end(),
-            [](const auto& a, const auto& b) {
-              return a.naming.resource_name < b.naming.resource_name;
-            });
+  std::sort(
+      inventory.resources.begin(), inventory.resources.end(),
+      [](const auto& a, const auto& b) { return a.naming.resource_name < b.naming.resource_name; });
   // Two device ids whose names sanitize alike would share a socket and a resource name (the Go
   // plugin has the same limitation); refuse rather than serve one of them silently.
   for (std::size_t i = 1; i < inventory.resources.size(); ++i) {

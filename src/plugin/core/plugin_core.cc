@@ -8,9 +8,9 @@
 #include "adapters/host/device_recheck.h"
 #include "adapters/host/pci_discovery.h"
 #include "adapters/host/vfio_nodes.h"
+#include "common/strings.h"
 #include "statemachine/preferred.h"
 #include "statemachine/recovery.h"
-#include "common/strings.h"
 
 namespace gfp::plugin {
 namespace {
@@ -119,8 +119,8 @@ void PluginCore::RecordConnection(bool connected, const std::string& reason,
     if (connected) {
       spdlog::info("connected to Fabric Manager at {}", fabric_->address());
     } else {
-      spdlog::warn("Fabric Manager at {} unreachable: {}; its devices are Unhealthy", fabric_->address(),
-                   fm.message().empty() ? reason : fm.message());
+      spdlog::warn("Fabric Manager at {} unreachable: {}; its devices are Unhealthy",
+                   fabric_->address(), fm.message().empty() ? reason : fm.message());
     }
     NotifyChanged();
   }
@@ -173,8 +173,7 @@ bool PluginCore::SyncFabricManagerOnce(bool pod_holders_known,
     if (p.active()) fm_active.insert(p.id());
   }
   // Intents left without an outcome (a crash between the FM call and its journaling).
-  for (const auto& outcome :
-       sm::ResolvePendingIntents(engine_->CopyState(), fm_active, clock_())) {
+  for (const auto& outcome : sm::ResolvePendingIntents(engine_->CopyState(), fm_active, clock_())) {
     spdlog::warn("{}", outcome.fm.message());
     auto resolved = RunSaga(outcome);
     if (!resolved.ok()) {
@@ -318,9 +317,10 @@ std::uint64_t PluginCore::WaitForChange(std::uint64_t seen,
   return version_;
 }
 
-Result<std::vector<std::string>> PluginCore::Preferred(
-    const std::string& resource, const std::vector<std::string>& available,
-    const std::vector<std::string>& must_include, std::size_t size) const {
+Result<std::vector<std::string>> PluginCore::Preferred(const std::string& resource,
+                                                       const std::vector<std::string>& available,
+                                                       const std::vector<std::string>& must_include,
+                                                       std::size_t size) const {
   if (!inventory_.FindResource(resource)) return NotFound("unknown resource " + resource);
   return engine_->Read([&](const sm::State& s) {
     return sm::PreferredAllocation(s, sm::PreferredRequest{available, must_include, size});
@@ -342,7 +342,8 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
     for (const auto& id : ids) {
       if (!inventory_.FindDevice(id)) continue;  // the state machine names unknown ids
       Status status = HostCheck(id);
-      auto d = engine_->Execute(sm::ObserveDeviceHealth{clock_(), id, status.ok(), status.message()});
+      auto d =
+          engine_->Execute(sm::ObserveDeviceHealth{clock_(), id, status.ok(), status.message()});
       if (!d.ok()) return d.status();
       health_changed |= !d->events.empty();
     }
@@ -357,7 +358,8 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
     request.resource = resource;
     request.device_ids = containers[i];
     request.container_index = static_cast<std::uint32_t>(i);
-    const sm::Decision dry = engine_->Read([&](const sm::State& s) { return sm::Decide(s, request); });
+    const sm::Decision dry =
+        engine_->Read([&](const sm::State& s) { return sm::Decide(s, request); });
     if (!dry.refusal.empty()) {
       // Journal the rejection for the audit trail, then refuse.
       auto journaled = engine_->Execute(request);
@@ -370,8 +372,8 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
   // 3. Device nodes per container.
   std::vector<ContainerAllocation> out;
   for (const auto& ids : containers) {
-    GFP_ASSIGN_OR_RETURN(auto specs,
-                         adapters::ContainerDeviceSpecs(inventory_.discovery.devices, ids, iommufd));
+    GFP_ASSIGN_OR_RETURN(
+        auto specs, adapters::ContainerDeviceSpecs(inventory_.discovery.devices, ids, iommufd));
     out.push_back({r->naming.env_key, Join(ids), std::move(specs)});
   }
 

@@ -7,16 +7,26 @@ namespace {
 
 grpc::StatusCode ToGrpcCode(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kOk: return grpc::StatusCode::OK;
-    case ErrorCode::kInvalidArgument: return grpc::StatusCode::INVALID_ARGUMENT;
-    case ErrorCode::kNotFound: return grpc::StatusCode::NOT_FOUND;
-    case ErrorCode::kFailedPrecondition: return grpc::StatusCode::FAILED_PRECONDITION;
-    case ErrorCode::kAlreadyExists: return grpc::StatusCode::ALREADY_EXISTS;
-    case ErrorCode::kUnavailable: return grpc::StatusCode::UNAVAILABLE;
-    case ErrorCode::kDeadlineExceeded: return grpc::StatusCode::DEADLINE_EXCEEDED;
-    case ErrorCode::kDataLoss: return grpc::StatusCode::DATA_LOSS;
-    case ErrorCode::kResourceExhausted: return grpc::StatusCode::RESOURCE_EXHAUSTED;
-    case ErrorCode::kInternal: return grpc::StatusCode::INTERNAL;
+    case ErrorCode::kOk:
+      return grpc::StatusCode::OK;
+    case ErrorCode::kInvalidArgument:
+      return grpc::StatusCode::INVALID_ARGUMENT;
+    case ErrorCode::kNotFound:
+      return grpc::StatusCode::NOT_FOUND;
+    case ErrorCode::kFailedPrecondition:
+      return grpc::StatusCode::FAILED_PRECONDITION;
+    case ErrorCode::kAlreadyExists:
+      return grpc::StatusCode::ALREADY_EXISTS;
+    case ErrorCode::kUnavailable:
+      return grpc::StatusCode::UNAVAILABLE;
+    case ErrorCode::kDeadlineExceeded:
+      return grpc::StatusCode::DEADLINE_EXCEEDED;
+    case ErrorCode::kDataLoss:
+      return grpc::StatusCode::DATA_LOSS;
+    case ErrorCode::kResourceExhausted:
+      return grpc::StatusCode::RESOURCE_EXHAUSTED;
+    case ErrorCode::kInternal:
+      return grpc::StatusCode::INTERNAL;
   }
   return grpc::StatusCode::UNKNOWN;
 }
@@ -87,10 +97,10 @@ grpc::Status DevicePluginService::GetPreferredAllocation(
     if (c.allocation_size() < 0) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "negative allocation size");
     }
-    auto preferred = core_.Preferred(
-        resource_, {c.available_deviceids().begin(), c.available_deviceids().end()},
-        {c.must_include_deviceids().begin(), c.must_include_deviceids().end()},
-        static_cast<std::size_t>(c.allocation_size()));
+    auto preferred =
+        core_.Preferred(resource_, {c.available_deviceids().begin(), c.available_deviceids().end()},
+                        {c.must_include_deviceids().begin(), c.must_include_deviceids().end()},
+                        static_cast<std::size_t>(c.allocation_size()));
     if (!preferred.ok()) {
       spdlog::warn("GetPreferredAllocation for {}: {}", resource_, preferred.status().message());
       return ToGrpcStatus(preferred.status());
@@ -126,9 +136,9 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status DevicePluginService::PreStartContainer(grpc::ServerContext*,
-                                                    const v1beta1::PreStartContainerRequest* request,
-                                                    v1beta1::PreStartContainerResponse*) {
+grpc::Status DevicePluginService::PreStartContainer(
+    grpc::ServerContext*, const v1beta1::PreStartContainerRequest* request,
+    v1beta1::PreStartContainerResponse*) {
   Status status =
       core_.PreStart(resource_, {request->devices_ids().begin(), request->devices_ids().end()});
   if (!status.ok()) spdlog::warn("PreStartContainer for {}: {}", resource_, status.message());

@@ -45,9 +45,9 @@ Status ResourceServer::Register(std::chrono::milliseconds deadline) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + deadline);
   v1beta1::Empty response;
-  GFP_RETURN_IF_ERROR(kubelet::StatusFromGrpc(stub->Register(&context, request, &response),
-                                              "Register " + naming_.resource_name + " with " +
-                                                  kubelet_socket.string()));
+  GFP_RETURN_IF_ERROR(kubelet::StatusFromGrpc(
+      stub->Register(&context, request, &response),
+      "Register " + naming_.resource_name + " with " + kubelet_socket.string()));
   registered_ = true;
   spdlog::info("registered {} with kubelet", naming_.resource_name);
   return Status::Ok();

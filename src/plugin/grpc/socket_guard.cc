@@ -30,7 +30,8 @@ Status ClaimSocketPath(const std::filesystem::path& path) {
     return Internal("cannot stat " + path.string() + ": " + std::strerror(errno));
   }
   if (!S_ISSOCK(st.st_mode)) {
-    return FailedPrecondition(path.string() + " exists and is not a socket; refusing to replace it");
+    return FailedPrecondition(path.string() +
+                              " exists and is not a socket; refusing to replace it");
   }
   if (SocketIsLive(path)) {
     return AlreadyExists("another server is answering on " + path.string() +
@@ -45,9 +46,9 @@ Status ClaimSocketPath(const std::filesystem::path& path) {
 std::optional<FileIdentity> IdentityOf(const std::filesystem::path& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return FileIdentity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-                      static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 +
-                          st.st_ctim.tv_nsec};
+  return FileIdentity{
+      static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+      static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec};
 }
 
 }  // namespace gfp::plugin

@@ -60,7 +60,8 @@ class CrashTest : public ::testing::Test {
   // What every running pod holds, as kubelet sees it.
   std::map<std::string, std::vector<std::string>> PodDevices() {
     std::map<std::string, std::vector<std::string>> out;
-    for (const auto& pod : world->kubelet().Pods()) out[pod.pod_name] = pod.containers.at(0).device_ids;
+    for (const auto& pod : world->kubelet().Pods())
+      out[pod.pod_name] = pod.containers.at(0).device_ids;
     return out;
   }
 
@@ -113,12 +114,14 @@ TEST_F(CrashTest, SigkillDuringAllocationStormsLosesAndLeaksNothing) {
         << "serve did not come back; see " << world->log_path().string();
 
     // Every running pod's devices form an active partition in the journal and in FM.
-    Status held = DemoWorld::Eventually([&]() -> Status {
-      for (const auto& [pod, devices] : PodDevices()) {
-        GFP_RETURN_IF_ERROR(world->PartitionHolding(devices).status().WithContext(pod));
-      }
-      return world->FabricMatchesJournal();
-    }, std::chrono::seconds(10));
+    Status held = DemoWorld::Eventually(
+        [&]() -> Status {
+          for (const auto& [pod, devices] : PodDevices()) {
+            GFP_RETURN_IF_ERROR(world->PartitionHolding(devices).status().WithContext(pod));
+          }
+          return world->FabricMatchesJournal();
+        },
+        std::chrono::seconds(10));
     ASSERT_TRUE(held.ok()) << held.message() << "; see " << world->log_path().string();
 
     // No running pod's partition was deactivated across the crash and restart.
@@ -151,11 +154,14 @@ TEST_F(CrashTest, SigkillDuringAllocationStormsLosesAndLeaksNothing) {
   }
   // Every pod gone: nothing stays active.
   for (const auto& pod : RunningPods()) world->kubelet().DeletePod("vms", pod);
-  Status drained = DemoWorld::Eventually([&]() -> Status {
-    GFP_ASSIGN_OR_RETURN(auto fm, world->FabricActive());
-    if (!fm.empty()) return FailedPrecondition(std::to_string(fm.size()) + " partitions still active");
-    return world->FabricMatchesJournal();
-  }, std::chrono::seconds(15));
+  Status drained = DemoWorld::Eventually(
+      [&]() -> Status {
+        GFP_ASSIGN_OR_RETURN(auto fm, world->FabricActive());
+        if (!fm.empty())
+          return FailedPrecondition(std::to_string(fm.size()) + " partitions still active");
+        return world->FabricMatchesJournal();
+      },
+      std::chrono::seconds(15));
   EXPECT_TRUE(drained.ok()) << drained.message() << "; see " << world->log_path().string();
   auto code = world->StopPlugin();
   ASSERT_TRUE(code.ok());

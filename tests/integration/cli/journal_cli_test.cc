@@ -1,7 +1,6 @@
 // `gpu-fabric-plugin journal …` as an operator runs it: the real binary on real journals.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 #include <sys/wait.h>
 
@@ -9,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/temp_dir.h"
@@ -67,7 +67,8 @@ TEST_F(JournalCliTest, VerifyNamesTheSeqOfAFlippedByte) {
     SetUp();  // a fresh copy for each seq
     Sql("UPDATE events SET payload = CAST(substr(payload, 1, 3) || "
         "char((unicode(substr(payload, 4, 1)) + 1) % 128) || substr(payload, 5) AS BLOB) "
-        "WHERE seq = " + std::to_string(seq));
+        "WHERE seq = " +
+        std::to_string(seq));
     CliRun run = Cli("journal verify --journal " + journal);
     EXPECT_EQ(run.exit_code, 1) << run.output;
     EXPECT_THAT(run.output, HasSubstr("damaged at seq " + std::to_string(seq))) << run.output;

@@ -21,9 +21,12 @@ using gfp::testing::NodeFixture;
 
 NodeFixture AnyNode(int which) {
   switch (which % 3) {
-    case 0: return gfp::testing::H100Node();
-    case 1: return gfp::testing::B200Node();
-    default: return gfp::testing::A100Node();
+    case 0:
+      return gfp::testing::H100Node();
+    case 1:
+      return gfp::testing::B200Node();
+    default:
+      return gfp::testing::A100Node();
   }
 }
 
@@ -125,8 +128,8 @@ RC_GTEST_PROP(StateMachineProperty, SnapshotPlusTailEqualsFullReplay, ()) {
   gfp::testing::RunScenario(live, node, true, steps);
   RC_ASSERT(!::testing::Test::HasFailure());
   const std::size_t at = *rc::gen::inRange<std::size_t>(0, live.journal.size() + 1);
-  const State head = Replay(std::vector<events::Event>(live.journal.begin(),
-                                                       live.journal.begin() + static_cast<long>(at)),
+  const State head = Replay(std::vector<events::Event>(
+                                live.journal.begin(), live.journal.begin() + static_cast<long>(at)),
                             0, State{});
   auto restored = DecodeSnapshot(EncodeSnapshot(head));
   RC_ASSERT(restored.ok());

@@ -18,14 +18,13 @@ rc::Gen<std::vector<std::string>> GenDevices(const NodeFixture& node) {
     for (auto m : p.second) ids.push_back(node.bdfs_by_module[m - 1]);
     return ids;
   });
-  auto any = rc::gen::map(
-      rc::gen::container<std::vector<std::size_t>>(
-          rc::gen::inRange<std::size_t>(0, node.bdfs_by_module.size())),
-      [node](const std::vector<std::size_t>& idx) {
-        std::vector<std::string> ids;
-        for (auto i : idx) ids.push_back(node.bdfs_by_module[i]);
-        return ids;
-      });
+  auto any = rc::gen::map(rc::gen::container<std::vector<std::size_t>>(
+                              rc::gen::inRange<std::size_t>(0, node.bdfs_by_module.size())),
+                          [node](const std::vector<std::size_t>& idx) {
+                            std::vector<std::string> ids;
+                            for (auto i : idx) ids.push_back(node.bdfs_by_module[i]);
+                            return ids;
+                          });
   return rc::gen::weightedOneOf<std::vector<std::string>>({{3, aligned}, {1, any}});
 }
 
@@ -33,13 +32,20 @@ rc::Gen<std::vector<std::string>> GenDevices(const NodeFixture& node) {
 
 std::string FmName(int code) {
   switch (code) {
-    case 0: return "FM_ST_SUCCESS";
-    case -2: return "FM_ST_GENERIC_ERROR";
-    case -4: return "FM_ST_UNINITIALIZED";
-    case -7: return "FM_ST_IN_USE";
-    case -9: return "FM_ST_CONNECTION_NOT_VALID";
-    case -10: return "FM_ST_NVLINK_ERROR";
-    default: return "FM_ST_UNKNOWN";
+    case 0:
+      return "FM_ST_SUCCESS";
+    case -2:
+      return "FM_ST_GENERIC_ERROR";
+    case -4:
+      return "FM_ST_UNINITIALIZED";
+    case -7:
+      return "FM_ST_IN_USE";
+    case -9:
+      return "FM_ST_CONNECTION_NOT_VALID";
+    case -10:
+      return "FM_ST_NVLINK_ERROR";
+    default:
+      return "FM_ST_UNKNOWN";
   }
 }
 
@@ -64,8 +70,7 @@ rc::Gen<std::vector<Step>> GenScenario(const NodeFixture& node, bool fm_enabled)
     return Step{o, {}, "pods"};
   });
   auto drift = rc::gen::map(
-      rc::gen::pair(rc::gen::container<std::vector<int>>(2, rc::gen::inRange(0, 40)),
-                    GenFmCodes()),
+      rc::gen::pair(rc::gen::container<std::vector<int>>(2, rc::gen::inRange(0, 40)), GenFmCodes()),
       [](auto p) {
         sm::ObserveFabricState f;
         f.held_allocations = {std::to_string(p.first[0])};
@@ -77,14 +82,14 @@ rc::Gen<std::vector<Step>> GenScenario(const NodeFixture& node, bool fm_enabled)
         f.partitions[1].set_id(static_cast<std::uint32_t>(p.first[1]));
         return Step{f, p.second, "fabric-state"};
       });
-  auto health = rc::gen::map(rc::gen::pair(rc::gen::inRange(0, 16), rc::gen::arbitrary<bool>()),
-                             [](auto p) {
-                               sm::ObserveDeviceHealth h;
-                               h.bdf = std::to_string(p.first);
-                               h.healthy = p.second;
-                               h.reason = "vfio group node changed";
-                               return Step{h, {}, "health"};
-                             });
+  auto health =
+      rc::gen::map(rc::gen::pair(rc::gen::inRange(0, 16), rc::gen::arbitrary<bool>()), [](auto p) {
+        sm::ObserveDeviceHealth h;
+        h.bdf = std::to_string(p.first);
+        h.healthy = p.second;
+        h.reason = "vfio group node changed";
+        return Step{h, {}, "health"};
+      });
   auto ensure = rc::gen::map(rc::gen::pair(rc::gen::inRange(0, 8), GenFmCodes()), [](auto p) {
     sm::EnsurePartitionActive e;
     e.device_ids = {std::to_string(p.first)};
@@ -108,9 +113,16 @@ rc::Gen<std::vector<Step>> GenScenario(const NodeFixture& node, bool fm_enabled)
   });
   auto restart = rc::gen::just(Step{sm::ObserveKubeletRestart{0, "socket removed"}, {}, "kubelet"});
   (void)fm_enabled;
-  return rc::gen::container<std::vector<Step>>(rc::gen::weightedOneOf<Step>({
-      {10, request}, {4, release}, {3, pods}, {3, drift}, {2, health}, {2, ensure},
-      {2, orphan}, {1, resync}, {1, connection}, {1, restart}}));
+  return rc::gen::container<std::vector<Step>>(rc::gen::weightedOneOf<Step>({{10, request},
+                                                                             {4, release},
+                                                                             {3, pods},
+                                                                             {3, drift},
+                                                                             {2, health},
+                                                                             {2, ensure},
+                                                                             {2, orphan},
+                                                                             {1, resync},
+                                                                             {1, connection},
+                                                                             {1, restart}}));
 }
 
 std::vector<std::size_t> RunScenario(Driver& d, const NodeFixture& node, bool fm_enabled,
@@ -134,8 +146,8 @@ std::vector<std::size_t> RunScenario(Driver& d, const NodeFixture& node, bool fm
       const std::string id = live_allocation(p->containers[0].device_ids[0]);
       p->containers.clear();
       if (auto it = d.state.allocations.find(id); it != d.state.allocations.end()) {
-        p->containers.push_back({"ns", "virt-launcher-" + id, "compute", it->second.resource,
-                                 it->second.devices});
+        p->containers.push_back(
+            {"ns", "virt-launcher-" + id, "compute", it->second.resource, it->second.devices});
       }
     } else if (auto* f = std::get_if<sm::ObserveFabricState>(&step.command)) {
       // FM reports: the journal's active set, minus one (lost), plus one non-overlapping (extra).
@@ -162,8 +174,8 @@ std::vector<std::size_t> RunScenario(Driver& d, const NodeFixture& node, bool fm
     } else if (auto* e = std::get_if<sm::EnsurePartitionActive>(&step.command)) {
       const std::string id = live_allocation(e->device_ids[0]);
       auto it = d.state.allocations.find(id);
-      e->device_ids = it == d.state.allocations.end() ? std::vector<std::string>{}
-                                                      : it->second.devices;
+      e->device_ids =
+          it == d.state.allocations.end() ? std::vector<std::string>{} : it->second.devices;
     }
     std::size_t next_code = 0;
     d.RunToCompletion(step.command, [&](const sm::Effect&) {

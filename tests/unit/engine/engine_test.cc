@@ -37,8 +37,9 @@ class EngineTest : public ::testing::Test {
     for (std::size_t i = 0; i < effects.size(); ++i) {
       sm::RecordFabricManagerOutcome o;
       o.now = ++now;
-      o.kind = effects[i].kind == sm::Effect::Kind::kActivatePartition ? sm::IntentKind::kActivate
-                                                                       : sm::IntentKind::kDeactivate;
+      o.kind = effects[i].kind == sm::Effect::Kind::kActivatePartition
+                   ? sm::IntentKind::kActivate
+                   : sm::IntentKind::kDeactivate;
       o.partition_id = effects[i].partition_id;
       auto next = engine.Execute(o);
       ASSERT_TRUE(next.ok()) << next.status().message();

@@ -32,7 +32,8 @@ TEST_F(GoldenJournalTest, VerifiesDecodesAndReplaysWithInvariants) {
   ASSERT_TRUE(journal.ok()) << journal.status().message();
   sm::State state;
   const store::VerifyReport report = (*journal)->Verify([&](const store::StoredEvent& e) -> Status {
-    GFP_ASSIGN_OR_RETURN(events::Event event, sm::DecodeEvent(e.type, e.time_unix_micros, e.payload));
+    GFP_ASSIGN_OR_RETURN(events::Event event,
+                         sm::DecodeEvent(e.type, e.time_unix_micros, e.payload));
     sm::Apply(state, e.seq, event);
     return sm::CheckInvariants(state);
   });

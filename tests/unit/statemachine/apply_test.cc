@@ -55,10 +55,9 @@ TEST(Apply, NonsenseEventsBecomeAnomaliesAndChangeNothingElse) {
   expected.anomaly_count = d.state.anomaly_count;
   expected.recent_anomalies = d.state.recent_anomalies;
   EXPECT_EQ(d.state, expected);
-  EXPECT_TRUE(std::any_of(d.state.recent_anomalies.begin(), d.state.recent_anomalies.end(),
-                          [](const Anomaly& a) {
-                            return a.description.find("without a body") != std::string::npos;
-                          }));
+  EXPECT_TRUE(std::any_of(
+      d.state.recent_anomalies.begin(), d.state.recent_anomalies.end(),
+      [](const Anomaly& a) { return a.description.find("without a body") != std::string::npos; }));
 }
 
 TEST(Apply, SeqGapIsAnAnomaly) {

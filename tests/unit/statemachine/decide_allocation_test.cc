@@ -28,7 +28,8 @@ TEST_F(AllocationTest, ExactPartitionIsActivatedBeforeTheGrant) {
   Decision first = d.Run(request);
   EXPECT_TRUE(first.refusal.empty()) << first.refusal;
   // The intent is journaled and the effect asked for; nothing is granted yet.
-  EXPECT_THAT(d.TypesSince(mark), ElementsAre("AllocationRequested", "PartitionActivationRequested"));
+  EXPECT_THAT(d.TypesSince(mark),
+              ElementsAre("AllocationRequested", "PartitionActivationRequested"));
   ASSERT_EQ(first.effects.size(), 1u);
   EXPECT_EQ(first.effects[0].kind, Effect::Kind::kActivatePartition);
   EXPECT_EQ(first.effects[0].partition_id, 3u);
@@ -64,12 +65,12 @@ TEST_F(AllocationTest, StalePartitionsAreDeactivatedFirst) {
   const std::size_t mark = d.journal.size();
   // kubelet hands GPUs 1-4 to a new VM: both 2-GPU partitions are stale.
   ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {1, 2, 3, 4}))), "");
-  EXPECT_THAT(d.TypesSince(mark),
-              ElementsAre("AllocationRequested", "AllocationReleased", "AllocationReleased",
-                          "PartitionDeactivationRequested", "PartitionDeactivated",
-                          "PartitionDeactivationRequested", "PartitionDeactivated",
-                          "PartitionActivationRequested", "PartitionActivated",
-                          "AllocationGranted"));
+  EXPECT_THAT(
+      d.TypesSince(mark),
+      ElementsAre("AllocationRequested", "AllocationReleased", "AllocationReleased",
+                  "PartitionDeactivationRequested", "PartitionDeactivated",
+                  "PartitionDeactivationRequested", "PartitionDeactivated",
+                  "PartitionActivationRequested", "PartitionActivated", "AllocationGranted"));
   EXPECT_EQ(d.state.active.size(), 1u);
   EXPECT_TRUE(d.state.active.count(1));
   EXPECT_EQ(d.state.allocations.size(), 1u);
@@ -101,8 +102,8 @@ TEST_F(AllocationTest, FabricManagerFailureRejectsWithTheCodeName) {
 
 TEST_F(AllocationTest, FailedStaleDeactivationRejectsAndKeepsThePartition) {
   ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {1, 3}))), "");
-  const std::string refusal = d.RunToCompletion(
-      d.Request(node.resource, Modules(node, {1})), [](const Effect& e) {
+  const std::string refusal =
+      d.RunToCompletion(d.Request(node.resource, Modules(node, {1})), [](const Effect& e) {
         return e.kind == Effect::Kind::kDeactivatePartition ? FmError(-2, "FM_ST_GENERIC_ERROR")
                                                             : gfp::testing::FmOk();
       });
@@ -113,8 +114,8 @@ TEST_F(AllocationTest, FailedStaleDeactivationRejectsAndKeepsThePartition) {
 
 TEST_F(AllocationTest, DeactivatingAnAlreadyInactivePartitionCountsAsDone) {
   ASSERT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {1, 3}))), "");
-  const std::string refusal = d.RunToCompletion(
-      d.Request(node.resource, Modules(node, {1})), [](const Effect& e) {
+  const std::string refusal =
+      d.RunToCompletion(d.Request(node.resource, Modules(node, {1})), [](const Effect& e) {
         return e.kind == Effect::Kind::kDeactivatePartition ? FmError(-4, "FM_ST_UNINITIALIZED")
                                                             : gfp::testing::FmOk();
       });

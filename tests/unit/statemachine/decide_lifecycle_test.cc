@@ -52,8 +52,9 @@ TEST_F(LifecycleTest, ReleaseDeactivatesThePartition) {
   release.now = d.now;
   release.allocation_id = vm;
   EXPECT_EQ(d.RunToCompletion(release), "");
-  EXPECT_THAT(d.TypesSince(mark), ElementsAre("AllocationReleased", "PartitionDeactivationRequested",
-                                              "PartitionDeactivated"));
+  EXPECT_THAT(
+      d.TypesSince(mark),
+      ElementsAre("AllocationReleased", "PartitionDeactivationRequested", "PartitionDeactivated"));
   EXPECT_TRUE(d.state.active.empty());
   EXPECT_TRUE(d.state.allocations.empty());
 }
@@ -77,8 +78,8 @@ TEST_F(LifecycleTest, PartitionLostInFabricManagerIsReactivatedForItsPod) {
   f.pod_holders_known = true;
   f.held_allocations = {vm};
   EXPECT_EQ(d.RunToCompletion(f), "");
-  EXPECT_THAT(d.TypesSince(mark), ElementsAre("DriftDetected", "PartitionActivationRequested",
-                                              "PartitionActivated"));
+  EXPECT_THAT(d.TypesSince(mark),
+              ElementsAre("DriftDetected", "PartitionActivationRequested", "PartitionActivated"));
   EXPECT_EQ(d.state.active.at(1).owner, vm);
 }
 
@@ -88,15 +89,15 @@ TEST_F(LifecycleTest, FailedRepairIsRetriedOnTheNextObservation) {
   auto f = FabricState({});
   f.pod_holders_known = true;
   f.held_allocations = {vm};
-  d.RunToCompletion(f, [](const Effect&) {
-    return gfp::testing::FmError(-10, "FM_ST_NVLINK_ERROR");
-  });
+  d.RunToCompletion(f,
+                    [](const Effect&) { return gfp::testing::FmError(-10, "FM_ST_NVLINK_ERROR"); });
   ASSERT_FALSE(d.state.active.count(1));
   ASSERT_EQ(d.state.allocations.at(vm).partition, 1u);
   const std::size_t mark = d.journal.size();
   f.now = ++d.now;
   EXPECT_EQ(d.RunToCompletion(f), "");
-  EXPECT_THAT(d.TypesSince(mark), ElementsAre("PartitionActivationRequested", "PartitionActivated"));
+  EXPECT_THAT(d.TypesSince(mark),
+              ElementsAre("PartitionActivationRequested", "PartitionActivated"));
   EXPECT_EQ(d.state.active.at(1).owner, vm);
 }
 

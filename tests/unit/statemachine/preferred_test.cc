@@ -15,7 +15,8 @@ using ::testing::HasSubstr;
 
 State NumaState() {
   State s;
-  const std::pair<const char*, int> devices[] = {{"gpu0", 0}, {"gpu1", 0}, {"gpu2", 1}, {"gpu3", 1}};
+  const std::pair<const char*, int> devices[] = {
+      {"gpu0", 0}, {"gpu1", 0}, {"gpu2", 1}, {"gpu3", 1}};
   for (const auto& [id, numa] : devices) {
     DeviceState d;
     d.bdf = id;
@@ -57,9 +58,12 @@ class PreferredByPartitionTest : public ::testing::TestWithParam<int> {};
 
 gfp::testing::NodeFixture NodeFor(int which) {
   switch (which) {
-    case 0: return gfp::testing::H100Node();
-    case 1: return gfp::testing::B200Node();
-    default: return gfp::testing::A100Node();
+    case 0:
+      return gfp::testing::H100Node();
+    case 1:
+      return gfp::testing::B200Node();
+    default:
+      return gfp::testing::A100Node();
   }
 }
 
