@@ -9,6 +9,7 @@
 #include "adapters/host/pci_discovery.h"
 #include "adapters/host/vfio_nodes.h"
 #include "common/strings.h"
+#include "statemachine/fm_codes.h"
 #include "statemachine/preferred.h"
 #include "statemachine/recovery.h"
 
@@ -77,6 +78,8 @@ Result<PluginCore::SagaResult> PluginCore::RunSaga(const sm::Command& command) {
     events::FmResult outcome;
     if (fabric_) {
       outcome = fabric_->Carry(effect);
+      result.fm_in_use |=
+          effect.kind == sm::Effect::Kind::kActivatePartition && outcome.code() == sm::kFmInUse;
     } else {
       outcome.set_code(-3);
       outcome.set_name("FM_ST_NOT_SUPPORTED");
@@ -381,6 +384,15 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
   for (std::size_t i = 0; i < requests.size(); ++i) {
     requests[i].now = clock_();
     GFP_ASSIGN_OR_RETURN(SagaResult saga, RunSaga(requests[i]));
+    if (!saga.refusal.empty() && saga.fm_in_use) {
+      // FM has an active partition the journal does not know yet (changed behind our back
+      // since the last reconcile). Learn FM's state — the stranger is adopted — and try once
+      // more: the adopted partition is then cleared like any stale one.
+      spdlog::warn("{}; refreshing Fabric Manager's state and retrying once", saga.refusal);
+      SyncFabricManagerLocked(false, {});
+      requests[i].now = clock_();
+      GFP_ASSIGN_OR_RETURN(saga, RunSaga(requests[i]));
+    }
     if (!saga.refusal.empty()) {
       return FailedPrecondition("container " + std::to_string(i) + ": " + saga.refusal);
     }

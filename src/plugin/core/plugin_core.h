@@ -93,6 +93,7 @@ class PluginCore {
   struct SagaResult {
     sm::AllocationId allocation_id;
     std::string refusal;
+    bool fm_in_use = false;  // an activation was refused with FM_ST_IN_USE
   };
   // Executes a command and every effect it leads to, feeding outcomes back. Journal failures
   // are returned as errors; refusals come back in SagaResult.

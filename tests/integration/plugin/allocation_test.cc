@@ -232,6 +232,28 @@ TEST_F(AllocationTest, StaleOverlappingPartitionsAreDeactivatedFirst) {
   ExpectJournalVerifies();
 }
 
+// FM changed behind our back after start, before any reconcile noticed: the activation gets
+// FM_ST_IN_USE, the plugin refreshes FM's state (adopting the stranger) and retries once.
+TEST_F(AllocationTest, PartitionActivatedBehindOurBackAfterStartIsClearedOnRetry) {
+  ServeSetup setup;
+  setup.release_grace = "10m";
+  setup.reconcile_interval = "10m";
+  Prepare(setup);
+  StartServe();
+  ASSERT_TRUE(fm_->ActivateDirectly(3).ok());  // modules 1,3
+  auto allocated = Allocate({PartitionBdfs(1)});  // modules 1-4
+  ASSERT_TRUE(allocated.ok()) << Describe(allocated.status);
+  EXPECT_EQ(ActivePartitions(), (std::vector<std::uint32_t>{1}));
+  int rejected = 0, adopted = 0;
+  for (const auto& e : History()) {
+    rejected += e.value("type", "") == "AllocationRejected";
+    adopted += e.value("type", "") == "DriftDetected";
+  }
+  EXPECT_EQ(rejected, 1);  // the first attempt, with FM_ST_IN_USE
+  EXPECT_EQ(adopted, 1);
+  ExpectJournalVerifies();
+}
+
 TEST_F(AllocationTest, KubeletReallocatingDevicesEndsTheOlderAllocation) {
   ServeSetup setup;
   setup.release_grace = "10m";
