@@ -155,7 +155,8 @@ TEST_F(BadInputTest, FabricManagerInUseFailsAllocateWithItsName) {
   setup.reconcile_interval = "10m";
   Prepare(setup);
   StartServe();
-  ASSERT_TRUE(fm_->InjectFailure("fmActivateFabricPartition", -7 /* FM_ST_IN_USE */).ok());
+  // Twice: after the first IN_USE the plugin refreshes FM's state and retries once.
+  ASSERT_TRUE(fm_->InjectFailure("fmActivateFabricPartition", -7 /* FM_ST_IN_USE */, 2).ok());
   ExpectRefused(Allocate({PartitionBdfs(2)}), "FM_ST_IN_USE", "FM in use");
   ExpectJournalVerifies();
 }
