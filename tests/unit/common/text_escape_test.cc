@@ -1,0 +1,51 @@
+#include "common/text_escape.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace gfp {
+namespace {
+
+TEST(EscapeControl, PrintableAsciiAndUtf8PassUnchanged) {
+  EXPECT_EQ(EscapeControl("0000:1b:00.0"), "0000:1b:00.0");
+  EXPECT_EQ(EscapeControl("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"),
+            "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
+}
+
+TEST(EscapeControl, ANewlineCannotForgeALine) {
+  const std::string forged = "0000:1b:00.0\n2026-01-01 seq 9 AllocationGranted";
+  const std::string escaped = EscapeControl(forged);
+  EXPECT_EQ(escaped.find('\n'), std::string::npos);
+  EXPECT_EQ(escaped, "0000:1b:00.0\\n2026-01-01 seq 9 AllocationGranted");
+}
+
+TEST(EscapeControl, ControlBytesDelAndBackslashAreEscaped) {
+  EXPECT_EQ(EscapeControl(std::string("a\r\tb\x01\x1b[31m\x7f\\", 12)),
+            "a\\r\\tb\\x01\\x1b[31m\\x7f\\\\");
+  EXPECT_EQ(EscapeControl(std::string("nul\0end", 7)), "nul\\x00end");
+}
+
+TEST(EscapeControl, InvalidUtf8IsEscapedBytewise) {
+  EXPECT_EQ(EscapeControl("\xFF\xFE"), "\\xff\\xfe");
+  EXPECT_EQ(EscapeControl("\xC3"), "\\xc3");                    // truncated sequence
+  EXPECT_EQ(EscapeControl("\xC0\xAF"), "\\xc0\\xaf");           // overlong '/'
+  EXPECT_EQ(EscapeControl("\xED\xA0\x80"), "\\xed\\xa0\\x80");  // surrogate
+}
+
+TEST(EscapeAndTruncate, ShortTextIsOnlyEscaped) {
+  EXPECT_EQ(EscapeAndTruncate("a\nb", 10), "a\\nb");
+}
+
+TEST(EscapeAndTruncate, LongTextSaysHowMuchWasCut) {
+  const std::string id(1000, 'x');
+  EXPECT_EQ(EscapeAndTruncate(id, 8), "xxxxxxxx\xE2\x80\xA6 (992 more bytes)");
+}
+
+TEST(EscapeAndTruncate, NeverSplitsAnEscape) {
+  // "ab" fits, "\n" as "\\n" would need 4 bytes in a 3-byte budget: cut before it.
+  EXPECT_EQ(EscapeAndTruncate("ab\ncd", 3), "ab\xE2\x80\xA6 (3 more bytes)");
+}
+
+}  // namespace
+}  // namespace gfp
