@@ -1,6 +1,8 @@
 #include "engine/engine.h"
 
+#include <array>
 #include <chrono>
+#include <string_view>
 
 #include "statemachine/apply.h"
 #include "statemachine/event_codec.h"
@@ -8,9 +10,37 @@
 #include "statemachine/snapshot_codec.h"
 
 namespace gfp::engine {
+namespace {
+
+// Names of sm::Command's alternatives, in order, for messages.
+constexpr std::array<std::string_view, std::variant_size_v<sm::Command>> kCommandNames = {
+    "StartPlugin",
+    "ObserveInventory",
+    "ObserveModuleMapping",
+    "ObserveDeviceHealth",
+    "ObserveFabricManagerConnection",
+    "ObserveFabricState",
+    "ObserveKubeletRestart",
+    "RequestAllocation",
+    "RecordFabricManagerOutcome",
+    "EnsurePartitionActive",
+    "ObservePodResources",
+    "ReleaseAllocation",
+    "ReleaseOrphanPartition",
+    "ResyncFabricManager",
+    "RecordResyncOutcome",
+    "AbandonInterruptedRequests"};
+
+#ifndef NDEBUG
+constexpr bool kCheckInvariantsAfterExecute = true;
+#else
+constexpr bool kCheckInvariantsAfterExecute = false;
+#endif
+
+}  // namespace
 
 Result<sm::State> Replay(const store::Journal& journal, std::uint64_t to_seq, bool use_snapshots,
-                         bool check_invariants, RecoveryReport* report) {
+                         bool check_invariants, RecoveryReport* report, bool check_chain) {
   const auto started = std::chrono::steady_clock::now();
   RecoveryReport local;
   RecoveryReport& r = report ? *report : local;
@@ -31,8 +61,7 @@ Result<sm::State> Replay(const store::Journal& journal, std::uint64_t to_seq, bo
     }
   }
   events::Event event;
-  Status status =
-      journal.ForEach(state.last_seq + 1, to_seq, [&](const store::StoredEvent& stored) -> Status {
+  const auto replay_one = [&](const store::StoredEvent& stored) -> Status {
         if (!event.ParseFromString(stored.payload) ||
             event.body_case() == events::Event::BODY_NOT_SET) {
           // Slow path only for errors: DecodeEvent words the reason.
@@ -43,12 +72,16 @@ Result<sm::State> Replay(const store::Journal& journal, std::uint64_t to_seq, bo
         sm::Apply(state, stored.seq, event);
         ++r.events_replayed;
         if (check_invariants) {
-          GFP_RETURN_IF_ERROR(sm::CheckInvariants(state).WithContext(
-              "invariant broken after journal seq " + std::to_string(stored.seq)));
+          if (Status broken = sm::CheckInvariants(state); !broken.ok()) {
+            // The events are what is wrong here (the state machine is trusted): data loss.
+            return DataLoss("invariant broken after journal seq " + std::to_string(stored.seq) +
+                            " (" + stored.type + "): " + broken.message());
+          }
         }
         return Status::Ok();
-      });
-  GFP_RETURN_IF_ERROR(status);
+  };
+  GFP_RETURN_IF_ERROR(check_chain ? journal.ForEachVerified(state.last_seq + 1, to_seq, replay_one)
+                                  : journal.ForEach(state.last_seq + 1, to_seq, replay_one));
   r.milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return state;
@@ -58,16 +91,27 @@ Result<std::unique_ptr<Engine>> Engine::Open(const std::filesystem::path& path,
                                              EngineOptions options) {
   GFP_ASSIGN_OR_RETURN(auto journal, store::Journal::Open(path, store::OpenMode::kReadWrite));
   RecoveryReport report;
-  GFP_ASSIGN_OR_RETURN(sm::State state, Replay(*journal, 0, /*use_snapshots=*/true,
-                                               /*check_invariants=*/false, &report));
+  report.journal_note = journal->open_note();
+  auto replayed =
+      Replay(*journal, 0, /*use_snapshots=*/true, /*check_invariants=*/true, &report);
+  // The journal re-hashed the chain from its newest valid snapshot; when replay had to start
+  // from an older one (the newest did not decode), the events in between are checked too.
+  if (report.snapshot_seq < journal->ChainCheckedFrom()) {
+    GFP_RETURN_IF_ERROR(journal->CheckChain(report.snapshot_seq, journal->ChainCheckedFrom()));
+  }
+  if (!replayed.ok()) {
+    return replayed.status().WithContext("journal " + path.string() + " cannot be replayed");
+  }
+  sm::State state = std::move(replayed).value();
   if (state.last_seq != journal->LastSeq()) {
     return DataLoss("journal " + path.string() + " ends at seq " +
                     std::to_string(journal->LastSeq()) + " but replay stopped at seq " +
                     std::to_string(state.last_seq));
   }
-  auto invariants = sm::CheckInvariants(state);
-  if (!invariants.ok()) {
-    return invariants.WithContext("journal " + path.string() + " replays to an invalid state");
+  // Also covers a snapshot with no events after it.
+  if (Status broken = sm::CheckInvariants(state); !broken.ok()) {
+    return DataLoss("journal " + path.string() + " replays to an invalid state at seq " +
+                    std::to_string(state.last_seq) + ": " + broken.message());
   }
   return std::unique_ptr<Engine>(
       new Engine(std::move(journal), std::move(state), options, std::move(report)));
@@ -94,6 +138,14 @@ Result<sm::Decision> Engine::Execute(const sm::Command& command) {
   for (std::size_t i = 0; i < decision.events.size(); ++i) {
     sm::Apply(state_, first_seq + i, decision.events[i]);
   }
+  if (options_.after_apply_for_testing) options_.after_apply_for_testing(state_);
+  if (kCheckInvariantsAfterExecute) {
+    if (Status broken = sm::CheckInvariants(state_); !broken.ok()) {
+      return Internal("state machine bug: " + std::string(kCommandNames[command.index()]) +
+                      " broke an invariant at journal seq " + std::to_string(state_.last_seq) +
+                      ": " + broken.message());
+    }
+  }
   if (state_.last_seq - last_snapshot_seq_ >= options_.snapshot_every) {
     // A failed snapshot costs start-up time, not correctness: report, do not fail the command.
     SnapshotLocked().IgnoreError();
@@ -111,10 +163,31 @@ Status Engine::Snapshot() {
   return SnapshotLocked();
 }
 
+void Engine::StartBackgroundVerification() {
+  std::lock_guard lock(mu_);
+  if (!verifier_) verifier_ = store::BackgroundVerifier::Start(journal_->path());
+}
+
+void Engine::StopBackgroundVerification() {
+  store::BackgroundVerifier* verifier = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    verifier = verifier_.get();
+  }
+  if (verifier != nullptr) verifier->Stop();  // outside the lock: Stop waits for the thread
+}
+
+const store::BackgroundVerifier* Engine::background_verification() const {
+  std::lock_guard lock(mu_);
+  return verifier_.get();
+}
+
 Status Engine::SnapshotLocked() {
   if (state_.last_seq == 0 || state_.last_seq == last_snapshot_seq_) return Status::Ok();
   GFP_RETURN_IF_ERROR(journal_->SaveSnapshot(state_.last_seq, sm::EncodeSnapshot(state_)));
   last_snapshot_seq_ = state_.last_seq;
+  // The main file then holds everything up to the snapshot, not only the -wal.
+  GFP_RETURN_IF_ERROR(journal_->Checkpoint());
   auto pruned = journal_->PruneSnapshots(options_.snapshots_kept);
   return pruned.ok() ? Status::Ok() : pruned.status();
 }

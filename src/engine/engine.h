@@ -15,6 +15,7 @@
 #include "statemachine/commands.h"
 #include "statemachine/decide.h"
 #include "statemachine/state.h"
+#include "store/background_verifier.h"
 #include "store/journal.h"
 
 namespace gfp::engine {
@@ -24,28 +25,42 @@ struct EngineOptions {
   std::uint64_t snapshot_every = 10'000;
   // Snapshots kept on disk (older ones are pruned).
   std::uint64_t snapshots_kept = 3;
+  // Tests only: called on the state after each Execute applied its events, to stand in for a
+  // state machine bug that breaks an invariant (checked after every Execute when NDEBUG is off).
+  std::function<void(sm::State&)> after_apply_for_testing;
 };
 
 struct RecoveryReport {
   std::uint64_t snapshot_seq = 0;     // 0 when replayed from seq 1
   std::uint64_t events_replayed = 0;  // after the snapshot
   std::vector<std::string> skipped_snapshots;
+  std::string journal_note;  // what opening the journal did worth logging (e.g. created it)
   double milliseconds = 0;
 };
 
 // Rebuilds the state from `journal` up to `to_seq` (0 = all). With `use_snapshots`, starts from
 // the newest valid snapshot at or below to_seq. With `check_invariants`, checks them after every
-// event and fails naming the seq. Undecodable events fail with DataLoss naming the seq.
+// event and fails naming the seq. Undecodable events fail with DataLoss naming the seq. With
+// `check_chain`, also checks contiguity and the hash chain of the events it reads (DataLoss
+// naming the first bad seq; see Journal::ForEachVerified).
 Result<sm::State> Replay(const store::Journal& journal, std::uint64_t to_seq, bool use_snapshots,
-                         bool check_invariants, RecoveryReport* report = nullptr);
+                         bool check_invariants, RecoveryReport* report = nullptr,
+                         bool check_chain = false);
 
 class Engine {
  public:
+  // Opens the journal for writing and rebuilds the state from the newest valid snapshot plus
+  // every event after it. Refuses (DataLoss naming the seq) damage in what the state is rebuilt
+  // from: a broken chain from that snapshot on, an undecodable event, or an event after which the
+  // state breaks an invariant. Damage only in older history does not stop it (see
+  // store::BackgroundVerifier).
   static Result<std::unique_ptr<Engine>> Open(const std::filesystem::path& path,
                                               EngineOptions options = {});
 
   // Decides on `command`; when it yields events, journals them in one transaction and applies
-  // them. If journaling fails the state is unchanged and the failure is returned.
+  // them. If journaling fails the state is unchanged and the failure is returned. Debug builds
+  // (NDEBUG not defined) check the invariants afterwards and return Internal naming the command
+  // and the seq when one broke (the events are already journaled: this is a state machine bug).
   Result<sm::Decision> Execute(const sm::Command& command);
 
   // Calls fn with the current state under the engine's lock (keep it short).
@@ -62,6 +77,14 @@ class Engine {
   // Writes a snapshot now (also done automatically every options.snapshot_every events).
   Status Snapshot();
 
+  // Starts the full verification of the journal in the background (once; later calls do
+  // nothing). Damage it finds in older history is logged and exposed, never fatal.
+  void StartBackgroundVerification();
+  // Stops it (waits for its thread); its result so far stays readable.
+  void StopBackgroundVerification();
+  // Null until started.
+  const store::BackgroundVerifier* background_verification() const;
+
  private:
   Engine(std::unique_ptr<store::Journal> journal, sm::State state, EngineOptions options,
          RecoveryReport recovery);
@@ -73,6 +96,8 @@ class Engine {
   EngineOptions options_;
   RecoveryReport recovery_;
   std::uint64_t last_snapshot_seq_ = 0;
+  // Declared last: stopped (destroyed) before the journal it reads closes.
+  std::unique_ptr<store::BackgroundVerifier> verifier_;
 };
 
 }  // namespace gfp::engine

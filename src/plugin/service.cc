@@ -18,6 +18,8 @@ using Steady = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kLoopTick{100};
 constexpr std::chrono::milliseconds kRegisterDeadline{5000};
 constexpr std::chrono::milliseconds kMaxRegisterBackoff{5000};
+// Journal (issue 8): checkpoint the -wal into the main file once appends paused this long.
+constexpr std::chrono::seconds kCheckpointWhenIdleFor{2};
 
 Result<adapters::PciIds> LoadNames(const ServeConfig& config) {
   if (!config.pci_ids.empty()) return adapters::LoadPciIds(config.pci_ids);
@@ -65,6 +67,7 @@ Result<std::unique_ptr<Service>> Service::Create(ServeConfig config, const std::
   kubelet::KeepGrpcInitialized();
   GFP_ASSIGN_OR_RETURN(auto engine, engine::Engine::Open(config.journal));
   const auto& recovery = engine->recovery();
+  if (!recovery.journal_note.empty()) spdlog::warn("{}", recovery.journal_note);  // journal
   spdlog::info("journal {} recovered in {:.1f} ms (snapshot at seq {}, {} events replayed)",
                config.journal.string(), recovery.milliseconds, recovery.snapshot_seq,
                recovery.events_replayed);
@@ -175,6 +178,7 @@ Status Service::Run(const std::atomic<bool>& stop) {
     GFP_RETURN_IF_ERROR(servers_.back()->Serve());
   }
   next_register_ = Steady::now();
+  core_->engine().StartBackgroundVerification();  // journal: full chain check, logs its result
   const int vfio_watch = WatchVfioDir(config_.dev_root);
   auto next_health = Steady::now() + config_.health_recheck_interval;
   auto next_reconcile = Steady::now() + config_.reconcile_interval;
@@ -203,8 +207,13 @@ Status Service::Run(const std::atomic<bool>& stop) {
       next_health = Steady::now() + config_.health_recheck_interval;
       core_->CheckHealth();
     }
+    // Journal: keep the history in the main file, not only in the -wal.
+    if (Status s = core_->engine().journal().CheckpointIfIdle(kCheckpointWhenIdleFor); !s.ok()) {
+      spdlog::warn("{}", s.message());
+    }
   }
   spdlog::info("stopping: active partitions are left as they are");
+  core_->engine().StopBackgroundVerification();  // journal
   if (vfio_watch >= 0) ::close(vfio_watch);
   for (auto& server : servers_) server->Stop();
   core_->engine().Snapshot().IgnoreError();

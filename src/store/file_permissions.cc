@@ -1,6 +1,5 @@
 #include "store/file_permissions.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,28 +43,6 @@ Status EnsurePrivateDirectory(const std::filesystem::path& dir) {
     }
   }
   return Status::Ok();
-}
-
-Status EnsurePrivateFile(const std::filesystem::path& file) {
-  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) {
-    if (errno == ELOOP) {
-      return FailedPrecondition("journal " + file.string() + " is a symbolic link; refusing it");
-    }
-    return FailedPrecondition("cannot open journal " + file.string() + ": " + Errno());
-  }
-  struct stat st {};
-  Status status;
-  if (::fstat(fd, &st) != 0) {
-    status = FailedPrecondition("cannot inspect journal " + file.string() + ": " + Errno());
-  } else if (!S_ISREG(st.st_mode)) {
-    status = FailedPrecondition("journal " + file.string() + " is not a regular file");
-  } else if ((st.st_mode & 07777) != 0600 && ::fchmod(fd, 0600) != 0) {
-    status =
-        FailedPrecondition("cannot set mode 0600 on journal " + file.string() + ": " + Errno());
-  }
-  ::close(fd);
-  return status;
 }
 
 Status RestrictIfExists(const std::filesystem::path& file) {

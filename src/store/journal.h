@@ -1,6 +1,7 @@
 // The persistent, tamper-evident event journal: an SQLite file (WAL, synchronous=FULL) holding
 // events with a SHA-256 hash chain, plus state snapshots bound to that chain. One writer per
-// file (enforced with a lock file); any number of read-only openers, also while the writer runs.
+// file (an flock on the journal file itself); any number of read-only openers, also while the
+// writer runs.
 // The file format is described in docs/journal-format.md.
 //
 // Thread safety: a Journal may be shared between threads; calls are serialised internally.
@@ -8,6 +9,7 @@
 // with FailedPrecondition instead of deadlocking).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -27,17 +29,21 @@ class Journal {
  public:
   // The schema version this binary creates and migrates to (= number of files in migrations/).
   static constexpr int kLatestSchemaVersion = 1;
-  // How many of the newest events Open(kReadWrite) re-hashes before accepting the journal.
-  static constexpr std::uint64_t kTailCheckEvents = 64;
-
-  // kReadWrite: creates the parent directory (0700) and the file (0600) if missing, takes the
-  //   writer lock "<path>.lock" (a second writer fails at once with AlreadyExists naming the
-  //   holder's pid), migrates the schema, and checks the tail of the hash chain (DataLoss on
-  //   corruption).
-  // kReadOnly: creates nothing; NotFound for a missing file, InvalidArgument for a file that is
-  //   not a journal, FailedPrecondition for a schema this binary does not know or that still
-  //   needs migrating. Does not check the chain (use Verify), so a damaged journal can still be
-  //   inspected.
+  // kReadWrite: checks the path before creating anything (a symbolic link, directory, FIFO or
+  //   other non-regular file is refused), creates the parent directories (0700) and the file
+  //   (0600) only when no file exists, and locks the file itself (a second writer, also through a
+  //   hard link, fails at once with AlreadyExists). An existing zero-length file becomes a new
+  //   journal (open_note() says so); any other file without journal tables is refused (DataLoss:
+  //   most likely its events are in a lost -wal). Then it migrates the schema and re-hashes the
+  //   chain from the newest valid snapshot (or seq 1) to the end, and refuses a snapshot bound to
+  //   an event beyond the end (DataLoss naming the seq). Older history is not re-hashed here: see
+  //   Verify and BackgroundVerifier.
+  // kReadOnly: creates nothing of its own; NotFound for a missing file, FailedPrecondition for a
+  //   non-regular file or a schema this binary does not know or that still needs migrating,
+  //   InvalidArgument for a file that is not a journal. SQLite itself creates the -wal/-shm of a
+  //   WAL journal when they are missing and the directory is writable; where they cannot be
+  //   created (read-only directory or media) the file is opened immutable (open_note() says so).
+  //   Does not check the chain (use Verify), so a damaged journal can still be inspected.
   static Result<std::unique_ptr<Journal>> Open(const std::filesystem::path& path, OpenMode mode);
 
   ~Journal();
@@ -57,6 +63,13 @@ class Journal {
   Status ForEach(std::uint64_t from_seq, std::uint64_t to_seq,
                  const std::function<Status(const StoredEvent&)>& fn) const;
 
+  // Like ForEach, and also checks what it reads: seqs contiguous from from_seq (0 = 1) up to
+  // to_seq (or the last event), each event re-hashing to its stored hash, chained from the stored
+  // hash of from_seq-1 (the zero hash for seq 1). Every event before the first bad one is passed
+  // to fn; then DataLoss naming that seq.
+  Status ForEachVerified(std::uint64_t from_seq, std::uint64_t to_seq,
+                         const std::function<Status(const StoredEvent&)>& fn) const;
+
   // Stores (or replaces) the snapshot of the state after event `seq` (1 <= seq <= LastSeq()).
   Status SaveSnapshot(std::uint64_t seq, std::string_view payload);
 
@@ -72,6 +85,22 @@ class Journal {
   // per_event (may be empty) is called for each event after its hash checked out; its failure
   // is reported with that seq. The first problem found is reported.
   VerifyReport Verify(const std::function<Status(const StoredEvent&)>& per_event) const;
+
+  // Copies the -wal into the main file so the main file alone holds the history (a -wal lost
+  // or not copied along then costs at most the newest events). PASSIVE: never waits for readers.
+  // Also done after each snapshot (by the engine) and on close.
+  Status Checkpoint();
+  // Checkpoints when something was written since the last checkpoint and nothing for idle_for.
+  Status CheckpointIfIdle(std::chrono::steady_clock::duration idle_for);
+
+  // Re-hashes events from_seq+1..to_seq, chained from the stored hash of from_seq (0 = from
+  // seq 1); DataLoss naming the first bad seq.
+  Status CheckChain(std::uint64_t from_seq, std::uint64_t to_seq);
+  // Writer: the seq from which Open re-hashed the chain to the end (its newest valid snapshot).
+  std::uint64_t ChainCheckedFrom() const;
+  // Something Open did that the caller should log (a new journal was created, an empty file was
+  // made a journal, a read-only file was opened immutable), or "".
+  const std::string& open_note() const;
 
   int SchemaVersion() const;
   const std::filesystem::path& path() const;

@@ -50,6 +50,7 @@ Result<std::uint64_t> Journal::Append(std::span<const NewEvent> events) {
       prev = hash;
     }
     GFP_RETURN_IF_ERROR(txn.Commit());
+    j.NoteWrite();
     const std::uint64_t first = j.last_seq.load() + 1;
     j.last_hash = prev;
     j.last_seq.store(seq);

@@ -123,65 +123,6 @@ Result<std::int64_t> Journal::Impl::QueryInt64(const char* sql, std::string_view
   return sqlite3_column_int64(stmt.get(), 0);  // NULL (empty table) reads as 0
 }
 
-Status Journal::Impl::LoadTail(bool check) {
-  // Two queries on purpose: SQLite answers a lone min() or max() from the B-tree edge, but
-  // "SELECT min(seq), max(seq)" scans the whole table.
-  GFP_ASSIGN_OR_RETURN(const std::int64_t max_seq,
-                       QueryInt64("SELECT max(seq) FROM events", "reading the newest event"));
-  GFP_ASSIGN_OR_RETURN(const std::int64_t min_seq,
-                       QueryInt64("SELECT min(seq) FROM events", "reading the oldest event"));
-  last_hash = kZeroHash;
-  if (max_seq <= 0) {
-    last_seq = 0;
-    if (check && min_seq < 0) {
-      return DataLoss("journal " + name() + " is corrupt: an event has seq " +
-                      std::to_string(min_seq) + " (seqs start at 1)");
-    }
-    return Status::Ok();
-  }
-  const auto last = static_cast<std::uint64_t>(max_seq);
-  last_seq = last;
-  if (!check) return Status::Ok();  // read-only: last_hash is never used, Verify checks
-
-  const auto corrupt = [&](std::uint64_t seq, const std::string& reason) {
-    return DataLoss("journal " + name() + " is corrupt at seq " + std::to_string(seq) + ": " +
-                    reason + "; inspect it with `gpu-fabric-plugin journal verify --journal " +
-                    name() + "`");
-  };
-  if (min_seq != 1) {
-    return corrupt(1, "the first stored event has seq " + std::to_string(min_seq));
-  }
-  // The row before the window only anchors the chain; its own hash is checked by Verify.
-  const std::uint64_t anchor = last > kTailCheckEvents ? last - kTailCheckEvents : 0;
-  std::uint64_t expected = anchor > 0 ? anchor : 1;
-  Hash prev = kZeroHash;
-  return ScanRows(ToSqlSeq(expected), max_seq, [&](const EventRow& row) -> Status {
-    const auto seq = static_cast<std::uint64_t>(row.seq);
-    if (seq != expected) {
-      return corrupt(expected, "event seq " + std::to_string(expected) +
-                                   " is missing (the next stored event has seq " +
-                                   std::to_string(row.seq) + ")");
-    }
-    Hash stored{};
-    if (!ToHash(row.hash, &stored)) {
-      return corrupt(seq, "its hash is " + std::to_string(row.hash.size()) + " bytes, expected 32");
-    }
-    if (seq != anchor) {
-      GFP_ASSIGN_OR_RETURN(
-          Hash computed, hasher.EventHash(prev, seq, row.time_unix_micros, row.type, row.payload));
-      if (computed != stored) {
-        return corrupt(seq, "stored hash " + ShortHex(stored) +
-                                "... does not match the recomputed hash " + ShortHex(computed) +
-                                "...");
-      }
-    }
-    prev = stored;
-    last_hash = stored;
-    ++expected;
-    return Status::Ok();
-  });
-}
-
 Result<std::string> Journal::Impl::SnapshotProblem(std::int64_t seq, std::int64_t created_time_us,
                                                    std::string_view payload,
                                                    std::string_view stored_hash) {
@@ -198,8 +139,8 @@ Result<std::string> Journal::Impl::SnapshotProblem(std::int64_t seq, std::int64_
   GFP_ASSIGN_OR_RETURN(Hash computed, hasher.SnapshotHash(static_cast<std::uint64_t>(seq),
                                                           *event_hash, created_time_us, payload));
   if (computed != stored) {
-    return where + ": stored hash " + ShortHex(stored) + "... does not match the hash " +
-           ShortHex(computed) + "... of its contents and event seq " + std::to_string(seq);
+    return where + ": stored hash " + HashToHex(stored) + " does not match the hash " +
+           HashToHex(computed) + " of its contents and event seq " + std::to_string(seq);
   }
   return std::string();
 }

@@ -4,6 +4,7 @@
 #include <SQLiteCpp/Database.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -45,8 +46,14 @@ struct Journal::Impl {
   std::unique_ptr<SQLite::Database> db;
   ChainHasher hasher;
   int schema_version = 0;
+  std::string open_note;  // what Open did that the caller should log ("" = nothing notable)
   std::atomic<std::uint64_t> last_seq{0};
   Hash last_hash{};
+  // Writer: the chain was re-hashed at open from this seq (the newest valid snapshot) on.
+  std::uint64_t chain_checked_from = 0;
+  // Writer: the -wal holds frames written since the last checkpoint, and when the last was.
+  bool wal_dirty = false;
+  std::chrono::steady_clock::time_point last_write{};
   PreparedStatement insert_event;  // read-write journals only
   PreparedStatement scan_events;
   PreparedStatement event_hash_at;
@@ -61,8 +68,22 @@ struct Journal::Impl {
   Status PrepareStatements();
   // The single integer a query returns (0 for NULL).
   Result<std::int64_t> QueryInt64(const char* sql, std::string_view operation);
-  // Reads max(seq) and the newest hash; with `check`, re-hashes the last kTailCheckEvents rows.
+  // Reads max(seq) and the newest hash. With `check` (writer): the first seq must be 1, no
+  // snapshot may lie beyond the last event, and the chain is re-hashed from the newest valid
+  // snapshot (or seq 1) to the end (DataLoss naming the seq).
   Status LoadTail(bool check);
+  // Re-hashes events from_seq+1..to_seq (contiguous, chained from the stored hash of from_seq;
+  // from_seq 0 = from seq 1) and returns the stored hash of to_seq. DataLoss names the seq.
+  Result<Hash> CheckChainLocked(std::uint64_t from_seq, std::uint64_t to_seq);
+  // The seq of the newest snapshot whose hash checks out, 0 if none (reads only snapshots).
+  Result<std::uint64_t> NewestValidSnapshotSeq();
+  // Copies the -wal into the main file (PASSIVE: never waits for readers) and clears wal_dirty.
+  Status CheckpointLocked();
+  // Marks that a write transaction committed (the -wal holds new frames).
+  void NoteWrite() {
+    wal_dirty = true;
+    last_write = std::chrono::steady_clock::now();
+  }
   // Calls fn for rows with from <= seq <= to in order; the caller holds the lock. Signed, so
   // Verify can also see rows whose seq was changed to zero or below.
   Status ScanRows(std::int64_t from, std::int64_t to,

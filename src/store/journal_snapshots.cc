@@ -68,6 +68,7 @@ Status Journal::SaveSnapshot(std::uint64_t seq, std::string_view payload) {
       return SqliteStatus(rc, j.handle(), "saving the snapshot at seq " + std::to_string(seq),
                           j.path);
     }
+    j.NoteWrite();
     return Status::Ok();
   } catch (const std::exception& e) {
     return StatusFromException(e, "saving a snapshot", j.path);
@@ -134,6 +135,7 @@ Result<std::uint64_t> Journal::PruneSnapshots(std::uint64_t keep_newest) {
     sqlite3_bind_int64(stmt, 1, ToSqlSeq(keep_newest));
     const int rc = sqlite3_step(stmt);
     if (rc != SQLITE_DONE) return SqliteStatus(rc, j.handle(), "pruning snapshots", j.path);
+    j.NoteWrite();
     return static_cast<std::uint64_t>(sqlite3_changes64(j.handle()));
   } catch (const std::exception& e) {
     return StatusFromException(e, "pruning snapshots", j.path);

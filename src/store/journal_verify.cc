@@ -75,9 +75,9 @@ VerifyReport Journal::Verify(const std::function<Status(const StoredEvent&)>& pe
             return Stop();
           }
           if (*computed != stored) {
-            fail(expected, at() + ": stored hash " + ShortHex(stored) +
-                               "... does not match the recomputed hash " + ShortHex(*computed) +
-                               "... (its time, type, payload or hash was changed)");
+            fail(expected, at() + ": stored hash " + HashToHex(stored) +
+                               " does not match the recomputed hash " + HashToHex(*computed) +
+                               " (its time, type, payload or hash was changed)");
             return Stop();
           }
           if (per_event) {
