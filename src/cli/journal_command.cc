@@ -7,7 +7,9 @@
 #include <optional>
 #include <string>
 
+#include "cli/journal_output.h"
 #include "common/strings.h"
+#include "common/text_escape.h"
 #include "engine/engine.h"
 #include "statemachine/apply.h"
 #include "statemachine/event_codec.h"
@@ -17,10 +19,14 @@
 namespace gfp::cli {
 namespace {
 
-void PrintError(const Status& status) { std::cerr << "error: " << status.message() << "\n"; }
-
 Result<std::unique_ptr<store::Journal>> OpenReadOnly(const JournalQuery& o) {
   return store::Journal::Open(o.path, store::OpenMode::kReadOnly);
+}
+
+// JSON for one line; bytes that are not UTF-8 (IDs are untrusted) become U+FFFD instead of
+// throwing.
+std::string Dump(const nlohmann::json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // Does the event mention the partition / device the user filters on?
@@ -74,22 +80,24 @@ nlohmann::json EventJson(std::uint64_t seq, const events::Event& e) {
 }  // namespace
 
 int PrintHistory(const JournalQuery& o, bool filtered) {
-  auto journal = OpenReadOnly(o);
-  if (!journal.ok()) {
-    PrintError(journal.status());
-    return 2;
-  }
   std::int64_t since = std::numeric_limits<std::int64_t>::min();
   if (filtered && !o.since.empty()) {
-    auto parsed = sm::ParseRfc3339(o.since);
+    Status in_range = CheckRfc3339Ranges(o.since);
+    auto parsed = in_range.ok() ? sm::ParseRfc3339(o.since) : Result<std::int64_t>(in_range);
     if (!parsed.ok()) {
       PrintError(parsed.status().WithContext("--since"));
-      return 2;
+      return kExitUnusable;
     }
     since = *parsed;
   }
+  auto journal = OpenReadOnly(o);
+  if (!journal.ok()) {
+    PrintError(journal.status());
+    return kExitUnusable;
+  }
   const bool json = o.format == "json";
-  Status status = (*journal)->ForEach(1, 0, [&](const store::StoredEvent& stored) -> Status {
+  // Checked as read: a missing seq or a broken chain stops the listing at that seq (exit 1).
+  Status status = (*journal)->ForEachVerified(1, 0, [&](const store::StoredEvent& stored) -> Status {
     auto decoded = sm::DecodeEvent(stored.type, stored.time_unix_micros, stored.payload);
     if (!decoded.ok()) {
       return decoded.status().WithContext("journal seq " + std::to_string(stored.seq));
@@ -101,155 +109,29 @@ int PrintHistory(const JournalQuery& o, bool filtered) {
       if (!o.device.empty() && !MentionsDevice(e, o.device)) return Status::Ok();
     }
     if (json) {
-      std::cout << EventJson(stored.seq, e).dump() << "\n";
+      std::cout << Dump(EventJson(stored.seq, e)) << "\n";
     } else {
+      // Every field escaped: an ID with a newline must not forge a line.
       std::cout << stored.seq << "  " << sm::FormatRfc3339(e.time_unix_micros()) << "  "
-                << sm::EventTypeName(e) << "  " << sm::SummarizeEvent(e) << "\n";
+                << EscapeControl(sm::EventTypeName(e)) << "  "
+                << EscapeControl(sm::SummarizeEvent(e)) << "\n";
     }
+    if (OutputFailed()) return Unavailable("stdout");  // reported by FinishOutput
     return Status::Ok();
   });
-  std::cout.flush();
-  if (!status.ok()) {
+  if (!status.ok() && !OutputFailed()) {
+    std::cout.flush();
     PrintError(status);
-    return 1;
+    return FinishOutput(kExitDamaged);
   }
-  return 0;
-}
-
-namespace {
-
-nlohmann::json StateJson(const sm::State& s) {
-  nlohmann::json partitions = nlohmann::json::array();
-  for (const auto& [pid, active] : s.active) {
-    nlohmann::json devices = nlohmann::json::array();
-    if (auto p = s.partitions.find(pid); p != s.partitions.end()) {
-      for (const auto& bdf : sm::DevicesOfPartition(s, p->second).bdfs) devices.push_back(bdf);
-    }
-    nlohmann::json pod = nullptr;
-    std::string allocation = active.owner;
-    if (auto a = s.allocations.find(active.owner);
-        a != s.allocations.end() && !a->second.pod_name.empty()) {
-      pod = a->second.pod_namespace + "/" + a->second.pod_name;
-    }
-    partitions.push_back({{"partition_id", pid},
-                          {"devices", devices},
-                          {"allocation_id", allocation},
-                          {"pod", pod},
-                          {"adopted", active.adopted},
-                          {"since", sm::FormatRfc3339(active.since)}});
-  }
-  nlohmann::json allocations = nlohmann::json::array();
-  for (const auto& [id, a] : s.allocations) {
-    nlohmann::json pod = nullptr;
-    if (!a.pod_name.empty()) pod = a.pod_namespace + "/" + a.pod_name;
-    nlohmann::json entry = {{"allocation_id", id},
-                            {"resource", a.resource},
-                            {"devices", a.devices},
-                            {"status", sm::AllocationStatusName(a.status)},
-                            {"pod", pod}};
-    entry["partition_id"] = a.partition ? nlohmann::json(*a.partition) : nlohmann::json(nullptr);
-    allocations.push_back(entry);
-  }
-  nlohmann::json intents = nlohmann::json::array();
-  for (const auto& [pid, i] : s.intents) {
-    intents.push_back({{"partition_id", pid},
-                       {"kind", sm::IntentKindName(i.kind)},
-                       {"allocation_id", i.allocation_id},
-                       {"requested_seq", i.requested_seq}});
-  }
-  nlohmann::json unhealthy = nlohmann::json::array();
-  for (const auto& [bdf, d] : s.devices) {
-    if (!d.healthy) unhealthy.push_back({{"bdf", bdf}, {"reason", d.unhealthy_reason}});
-  }
-  return {{"last_seq", s.last_seq},
-          {"time",
-           s.last_time ? nlohmann::json(sm::FormatRfc3339(s.last_time)) : nlohmann::json(nullptr)},
-          {"fabric_manager_enabled", s.fm_enabled},
-          {"fabric_manager_connected", s.fm_connected},
-          {"devices", s.devices.size()},
-          {"unhealthy_devices", unhealthy},
-          {"partitions_known", s.partitions.size()},
-          {"active_partitions", partitions},
-          {"live_allocations", allocations},
-          {"pending_intents", intents},
-          {"anomalies", s.anomaly_count}};
-}
-
-void PrintStateText(const sm::State& s) {
-  std::cout << "journal state at seq " << s.last_seq;
-  if (s.last_time) std::cout << " (" << sm::FormatRfc3339(s.last_time) << ")";
-  std::cout << "\n  Fabric Manager: " << (s.fm_enabled ? "enabled" : "disabled")
-            << (s.fm_enabled ? (s.fm_connected ? ", connected" : ", not connected") : "")
-            << "\n  devices: " << s.devices.size() << ", partitions known: " << s.partitions.size()
-            << "\n  active partitions:";
-  if (s.active.empty()) std::cout << " none";
-  std::cout << "\n";
-  for (const auto& [pid, active] : s.active) {
-    std::string devices;
-    if (auto p = s.partitions.find(pid); p != s.partitions.end()) {
-      devices = Join(sm::DevicesOfPartition(s, p->second).bdfs);
-    }
-    std::cout << "    partition " << pid << " [" << devices << "] ";
-    if (active.adopted) {
-      std::cout << "adopted (found active in Fabric Manager)";
-    } else if (active.owner.empty()) {
-      std::cout << "ownerless (release pending)";
-    } else {
-      std::cout << active.owner;
-      auto a = s.allocations.find(active.owner);
-      if (a != s.allocations.end() && !a->second.pod_name.empty()) {
-        std::cout << " pod " << a->second.pod_namespace << "/" << a->second.pod_name;
-      } else {
-        std::cout << " (no pod seen yet)";
-      }
-    }
-    std::cout << "\n";
-  }
-  std::cout << "  live allocations: " << s.allocations.size() << "\n";
-  for (const auto& [id, a] : s.allocations) {
-    std::cout << "    " << id << " " << sm::AllocationStatusName(a.status) << " ["
-              << Join(a.devices) << "]"
-              << (a.partition ? " partition " + std::to_string(*a.partition) : "") << "\n";
-  }
-  for (const auto& [pid, i] : s.intents) {
-    std::cout << "  pending: " << sm::IntentKindName(i.kind) << " partition " << pid << " (seq "
-              << i.requested_seq << ")\n";
-  }
-  if (s.anomaly_count) std::cout << "  anomalies: " << s.anomaly_count << "\n";
-}
-
-}  // namespace
-
-int PrintState(const JournalQuery& o) {
-  auto journal = OpenReadOnly(o);
-  if (!journal.ok()) {
-    PrintError(journal.status());
-    return 2;
-  }
-  if (o.at > (*journal)->LastSeq()) {
-    PrintError(InvalidArgument("--at " + std::to_string(o.at) +
-                               " is beyond the journal's last seq " +
-                               std::to_string((*journal)->LastSeq())));
-    return 2;
-  }
-  auto state = engine::Replay(**journal, o.at, /*use_snapshots=*/true, /*check_invariants=*/false);
-  if (!state.ok()) {
-    PrintError(state.status());
-    return 1;
-  }
-  if (o.format == "json") {
-    std::cout << StateJson(*state).dump(2) << "\n";
-  } else {
-    PrintStateText(*state);
-  }
-  return 0;
+  return FinishOutput(kExitOk);
 }
 
 int VerifyJournal(const JournalQuery& o) {
   auto journal = OpenReadOnly(o);
   if (!journal.ok()) {
     PrintError(journal.status());
-    return 2;
+    return kExitUnusable;
   }
   sm::State state;
   std::uint64_t anomalies_seen = 0;
@@ -265,69 +147,77 @@ int VerifyJournal(const JournalQuery& o) {
   });
   const bool json = o.format == "json";
   if (json) {
-    std::cout << nlohmann::json{{"ok", report.ok},
+    std::cout << Dump(nlohmann::json{{"ok", report.ok},
                                 {"events_checked", report.events_checked},
                                 {"snapshots_checked", report.snapshots_checked},
                                 {"first_bad_seq", report.first_bad_seq},
                                 {"reason", report.reason},
                                 {"last_seq", state.last_seq},
                                 {"active_partitions", state.active.size()},
-                                {"live_allocations", state.allocations.size()}}
-                     .dump()
+                                {"live_allocations", state.allocations.size()}})
               << "\n";
   } else if (report.ok) {
-    std::cout << "journal " << o.path << " is intact: " << report.events_checked
+    std::cout << "journal " << EscapeControl(o.path) << " is intact: " << report.events_checked
               << " events (hash chain, decoding, replay with invariants), "
               << report.snapshots_checked << " snapshots; state at seq " << state.last_seq << ": "
               << state.active.size() << " active partitions, " << state.allocations.size()
               << " live allocations\n";
   } else {
-    std::cout << "journal " << o.path << " is damaged";
+    std::cout << "journal " << EscapeControl(o.path) << " is damaged";
     if (report.first_bad_seq) std::cout << " at seq " << report.first_bad_seq;
-    std::cout << ": " << report.reason << "\n";
+    std::cout << ": " << EscapeControl(report.reason) << "\n";
   }
-  return report.ok ? 0 : 1;
+  return FinishOutput(report.ok ? kExitOk : kExitDamaged);
 }
 
 void AddJournalCommand(CLI::App& app, int* exit_code) {
-  auto options = std::make_shared<JournalQuery>();
   CLI::App* journal = app.add_subcommand("journal", "Read the journal (safe while serve runs)");
   journal->require_subcommand(1);
 
-  auto common = [options](CLI::App* verb) {
+  // Each verb has its own options: CLI11 applies GPU_FABRIC_JOURNAL to every subcommand's
+  // option, chosen or not, so a shared variable would let the environment override --journal.
+  const auto common = [](CLI::App* verb, const std::shared_ptr<JournalQuery>& options,
+                         const char* formats_help, std::vector<std::string> formats) {
     verb->add_option("--journal", options->path, "the SQLite journal")
         ->required()
         ->envname("GPU_FABRIC_JOURNAL");
-    verb->add_option("--format", options->format, "text or json")
-        ->check(CLI::IsMember({"text", "json"}));
+    verb->add_option("--format", options->format, formats_help)
+        ->check(CLI::IsMember(std::move(formats)));
   };
 
+  auto history_options = std::make_shared<JournalQuery>();
   CLI::App* history = journal->add_subcommand("history", "One event per line, oldest first");
-  common(history);
-  history->add_option("--partition", options->partition, "only events about this partition");
-  history->add_option("--device", options->device, "only events naming this device (BDF)");
-  history->add_option("--since", options->since, "only events at or after this RFC 3339 time");
-  history->callback([options, exit_code] { *exit_code = PrintHistory(*options, true); });
+  common(history, history_options, "text or json", {"text", "json"});
+  history->add_option("--partition", history_options->partition,
+                      "only events about this partition");
+  history->add_option("--device", history_options->device,
+                      "only events naming this device (BDF)");
+  history->add_option("--since", history_options->since,
+                      "only events at or after this RFC 3339 time");
+  history->callback([history_options, exit_code] {
+    *exit_code = PrintHistory(*history_options, true);
+  });
 
+  auto state_options = std::make_shared<JournalQuery>();
   CLI::App* state = journal->add_subcommand("state", "Partition ownership rebuilt by replay");
-  common(state);
-  state->add_option("--at", options->at, "replay up to this seq (default: all)");
-  state->callback([options, exit_code] { *exit_code = PrintState(*options); });
+  common(state, state_options, "text or json", {"text", "json"});
+  state->add_option("--at", state_options->at,
+                    "replay up to this seq (0: before any event; default: all)")
+      ->check(CLI::NonNegativeNumber);
+  state->callback([state_options, exit_code] { *exit_code = PrintState(*state_options); });
 
+  auto verify_options = std::make_shared<JournalQuery>();
   CLI::App* verify =
       journal->add_subcommand("verify", "Check the hash chain, decode and replay every event");
-  common(verify);
-  verify->callback([options, exit_code] { *exit_code = VerifyJournal(*options); });
+  common(verify, verify_options, "text or json", {"text", "json"});
+  verify->callback([verify_options, exit_code] { *exit_code = VerifyJournal(*verify_options); });
 
+  auto export_options = std::make_shared<JournalQuery>();
   CLI::App* exported = journal->add_subcommand("export", "The whole journal as JSON lines");
-  exported->add_option("--journal", options->path, "the SQLite journal")
-      ->required()
-      ->envname("GPU_FABRIC_JOURNAL");
-  exported->add_option("--format", options->format, "json (the only export format)")
-      ->check(CLI::IsMember({"json"}));
-  exported->callback([options, exit_code] {
-    options->format = "json";
-    *exit_code = PrintHistory(*options, false);
+  common(exported, export_options, "json (the only export format)", {"json"});
+  exported->callback([export_options, exit_code] {
+    export_options->format = "json";
+    *exit_code = PrintHistory(*export_options, false);
   });
 }
 

@@ -15,11 +15,11 @@ struct JournalQuery {
   std::optional<std::uint32_t> partition;
   std::string device;
   std::string since;  // RFC 3339
-  std::uint64_t at = 0;
+  std::optional<std::uint64_t> at;  // none: the latest state; 0: before any event
 };
 
-// The verbs, printing to stdout; each returns the process exit code (0 ok, 1 damaged/failed,
-// 2 unusable arguments or file).
+// The verbs, printing to stdout; each returns the process exit code (0 ok, 1 damaged or the
+// output could not be written, 2 unusable arguments or file; see cli/journal_output.h).
 int PrintHistory(const JournalQuery& query, bool filtered);
 int PrintState(const JournalQuery& query);
 int VerifyJournal(const JournalQuery& query);

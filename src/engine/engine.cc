@@ -4,6 +4,9 @@
 #include <chrono>
 #include <string_view>
 
+#include <spdlog/spdlog.h>
+
+#include "common/text_escape.h"
 #include "statemachine/apply.h"
 #include "statemachine/event_codec.h"
 #include "statemachine/invariants.h"
@@ -30,12 +33,6 @@ constexpr std::array<std::string_view, std::variant_size_v<sm::Command>> kComman
     "ResyncFabricManager",
     "RecordResyncOutcome",
     "AbandonInterruptedRequests"};
-
-#ifndef NDEBUG
-constexpr bool kCheckInvariantsAfterExecute = true;
-#else
-constexpr bool kCheckInvariantsAfterExecute = false;
-#endif
 
 }  // namespace
 
@@ -139,11 +136,13 @@ Result<sm::Decision> Engine::Execute(const sm::Command& command) {
     sm::Apply(state_, first_seq + i, decision.events[i]);
   }
   if (options_.after_apply_for_testing) options_.after_apply_for_testing(state_);
-  if (kCheckInvariantsAfterExecute) {
+  if (options_.check_invariants_after_execute) {
     if (Status broken = sm::CheckInvariants(state_); !broken.ok()) {
-      return Internal("state machine bug: " + std::string(kCommandNames[command.index()]) +
-                      " broke an invariant at journal seq " + std::to_string(state_.last_seq) +
-                      ": " + broken.message());
+      Status bug = Internal("state machine bug: " + std::string(kCommandNames[command.index()]) +
+                            " broke an invariant at journal seq " +
+                            std::to_string(state_.last_seq) + ": " + broken.message());
+      spdlog::error("{}", EscapeControl(bug.message()));
+      return bug;
     }
   }
   if (state_.last_seq - last_snapshot_seq_ >= options_.snapshot_every) {

@@ -20,14 +20,23 @@
 
 namespace gfp::engine {
 
+#ifndef NDEBUG
+inline constexpr bool kDebugBuild = true;
+#else
+inline constexpr bool kDebugBuild = false;
+#endif
+
 struct EngineOptions {
   // A snapshot is written after this many events since the previous one.
   std::uint64_t snapshot_every = 10'000;
   // Snapshots kept on disk (older ones are pruned).
   std::uint64_t snapshots_kept = 3;
+  // Check the invariants after every Execute (on in Debug/ASan builds: a state machine bug then
+  // fails loudly instead of being journaled on).
+  bool check_invariants_after_execute = kDebugBuild;
   // Tests only: called on the state after each Execute applied its events, to stand in for a
-  // state machine bug that breaks an invariant (checked after every Execute when NDEBUG is off).
-  std::function<void(sm::State&)> after_apply_for_testing;
+  // state machine bug that breaks an invariant.
+  std::function<void(sm::State&)> after_apply_for_testing = nullptr;
 };
 
 struct RecoveryReport {
@@ -58,9 +67,10 @@ class Engine {
                                               EngineOptions options = {});
 
   // Decides on `command`; when it yields events, journals them in one transaction and applies
-  // them. If journaling fails the state is unchanged and the failure is returned. Debug builds
-  // (NDEBUG not defined) check the invariants afterwards and return Internal naming the command
-  // and the seq when one broke (the events are already journaled: this is a state machine bug).
+  // them. If journaling fails the state is unchanged and the failure is returned. With
+  // options.check_invariants_after_execute (Debug builds), a broken invariant afterwards returns
+  // Internal naming the command and the seq, and is logged as an error (the events are already
+  // journaled: it is a state machine bug, and the next start will refuse the journal).
   Result<sm::Decision> Execute(const sm::Command& command);
 
   // Calls fn with the current state under the engine's lock (keep it short).

@@ -80,7 +80,7 @@ Result<int> CreateNew(const std::filesystem::path& path) {
 
 Status CheckJournalFileType(const std::filesystem::path& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
+  if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return NotFound("journal " + path.string() + " does not exist");
     return FailedPrecondition("cannot inspect journal " + path.string() + ": " + Errno());
   }

@@ -43,9 +43,9 @@ class WriterLock {
   std::uint64_t size_at_lock_ = 0;
 };
 
-// Refuses what cannot be a journal file before SQLite touches it: a directory, a FIFO (opening
-// one would hang), a socket or a device; NotFound when nothing is there. Uses stat only (no
-// descriptor is opened, see above). Symbolic links are followed (readers may use one).
+// Refuses what cannot be a journal file before SQLite touches it: a symbolic link (SQLite is
+// told not to follow one), a directory, a FIFO (opening one would hang), a socket or a device;
+// NotFound when nothing is there. Uses lstat only: no descriptor is opened (see above).
 Status CheckJournalFileType(const std::filesystem::path& path);
 
 }  // namespace gfp::store

@@ -64,6 +64,13 @@ Status CheckDatabaseHeader(const DatabaseHeader& header, OpenMode mode, int late
     return InvalidArgument("journal " + name + " has an invalid schema version " +
                            std::to_string(header.user_version));
   }
+  if (header.user_version == 0 && header.schema_objects > 0) {
+    // Migration 1 creates the tables: with them already there it cannot run, so `serve` could
+    // not migrate this file either.
+    return DataLoss("journal " + name + " has " + std::to_string(header.schema_objects) +
+                    " schema objects but schema version 0 (its PRAGMA user_version was changed): "
+                    "neither serve nor the journal verbs can use it; restore it from backup");
+  }
   if (mode == OpenMode::kReadOnly && header.user_version < latest_version) {
     return FailedPrecondition("journal " + name + " has schema version " +
                               std::to_string(header.user_version) + " and needs migrating to " +

@@ -33,6 +33,48 @@ ErrorCode CodeFor(int primary) {
   }
 }
 
+// Words for extended codes whose SQLite text says little ("unable to open database file",
+// "disk I/O error"); empty when SQLite's own text is as good.
+std::string ExtendedCodeWords(int code) {
+  switch (code) {
+    case SQLITE_CANTOPEN_SYMLINK:
+      return "the path is a symbolic link, which the journal does not follow";
+    case SQLITE_CANTOPEN_ISDIR:
+      return "the path is a directory";
+    case SQLITE_CANTOPEN_NOTEMPDIR:
+      return "no temporary directory is usable";
+    case SQLITE_CANTOPEN_FULLPATH:
+      return "the full path could not be resolved";
+    case SQLITE_CANTOPEN:
+      return "the file or its directory cannot be opened (missing, or no permission)";
+    case SQLITE_IOERR_READ:
+      return "reading failed (is the path a directory, or the disk failing?)";
+    case SQLITE_IOERR_SHORT_READ:
+      return "the file ended early (truncated?)";
+    case SQLITE_IOERR_WRITE:
+      return "writing failed";
+    case SQLITE_IOERR_FSYNC:
+    case SQLITE_IOERR_DIR_FSYNC:
+      return "fsync failed: the data may not be on disk";
+    case SQLITE_IOERR_SHMOPEN:
+    case SQLITE_IOERR_SHMSIZE:
+    case SQLITE_IOERR_SHMMAP:
+      return "the -shm index beside the journal cannot be created or mapped";
+    case SQLITE_READONLY_DIRECTORY:
+      return "the directory is read-only";
+    case SQLITE_READONLY_CANTINIT:
+      return "the -shm index cannot be initialised (read-only directory or media)";
+    case SQLITE_READONLY_RECOVERY:
+      return "the -wal needs recovery, which a read-only connection cannot do";
+    case SQLITE_READONLY:
+      return "the file is read-only";
+    case SQLITE_PERM:
+      return "permission denied";
+    default:
+      return {};
+  }
+}
+
 Status Build(int code, std::string_view detail, std::string_view operation,
              const std::filesystem::path& path) {
   const int primary = code & 0xff;
@@ -41,6 +83,9 @@ Status Build(int code, std::string_view detail, std::string_view operation,
     message += "the file is not an SQLite database";
   } else {
     message += detail.empty() ? std::string(sqlite3_errstr(code)) : std::string(detail);
+    if (const std::string words = ExtendedCodeWords(code); !words.empty()) {
+      message += " (" + words + ")";
+    }
   }
   message += " (SQLite code " + std::to_string(code) + ")";
   return Status(CodeFor(primary), std::move(message));

@@ -2,7 +2,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -12,6 +15,7 @@
 #include <sstream>
 
 #include "common/temp_dir.h"
+#include "engine/engine.h"
 
 namespace gfp {
 namespace {
@@ -23,8 +27,10 @@ struct CliRun {
   std::string output;  // stdout and stderr
 };
 
-CliRun Cli(const std::string& args) {
-  const std::string command = std::string(GFP_BINARY) + " " + args + " 2>&1";
+// `redirect` is appended to the command line (the shell's redirections; default: stderr into
+// the captured output).
+CliRun Cli(const std::string& args, const std::string& redirect = "2>&1") {
+  const std::string command = std::string(GFP_BINARY) + " " + args + " " + redirect;
   CliRun run;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return run;
@@ -156,6 +162,167 @@ TEST_F(JournalCliTest, ClearErrorsForFilesThatAreNotJournals) {
   CliRun newer = Cli("journal state --journal " + journal);
   EXPECT_EQ(newer.exit_code, 2);
   EXPECT_THAT(newer.output, HasSubstr("schema version 7"));
+}
+
+// Issue 8, item 4: a verb whose output could not be written must not exit 0.
+TEST_F(JournalCliTest, VerbsFailWhenTheirOutputCannotBeWritten) {
+  for (const std::string verb : {"history", "export", "state", "verify"}) {
+    CliRun run = Cli("journal " + verb + " --journal " + journal, "2>&1 >/dev/full");
+    EXPECT_EQ(run.exit_code, 1) << verb << ": " << run.output;
+    EXPECT_THAT(run.output, HasSubstr("writing the output failed")) << verb;
+  }
+}
+
+// Item 5: --journal wins over GPU_FABRIC_JOURNAL for every verb; the variable fills in only
+// when the flag is absent.
+TEST_F(JournalCliTest, JournalFlagWinsOverTheEnvironmentForEveryVerb) {
+  const std::string env = "GPU_FABRIC_JOURNAL=" + (dir.path() / "absent.db").string() + " ";
+  for (const std::string verb : {"history", "export", "state", "verify"}) {
+    const std::string command = "sh -c '" + env + GFP_BINARY + " journal " + verb +
+                                " --journal " + journal + " >/dev/null 2>&1; echo $?'";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    char buffer[16] = {};
+    ASSERT_NE(std::fgets(buffer, sizeof buffer, pipe), nullptr);
+    ::pclose(pipe);
+    EXPECT_EQ(std::string(buffer), "0\n") << verb << " used the environment over --journal";
+  }
+  ::setenv("GPU_FABRIC_JOURNAL", journal.c_str(), 1);
+  CliRun from_env = Cli("journal state --format json");
+  ::unsetenv("GPU_FABRIC_JOURNAL");
+  EXPECT_EQ(from_env.exit_code, 0) << from_env.output;
+}
+
+// Item 6: a missing seq or a broken chain stops history/export/state at that seq with exit 1.
+TEST_F(JournalCliTest, ReadingVerbsStopAtAMissingSeq) {
+  Sql("DELETE FROM events WHERE seq = 30");
+  for (const std::string verb : {"history", "export"}) {
+    CliRun out = Cli("journal " + verb + " --journal " + journal, "2>/dev/null");
+    EXPECT_EQ(out.exit_code, 1) << verb;
+    EXPECT_EQ(std::count(out.output.begin(), out.output.end(), '\n'), 29) << out.output;
+    CliRun err = Cli("journal " + verb + " --journal " + journal, "2>&1 >/dev/null");
+    EXPECT_THAT(err.output, HasSubstr("damaged at seq 30")) << verb;
+  }
+  // state checks what it replays: from seq 1 here (the fixture's only snapshot is at 43).
+  CliRun state = Cli("journal state --at 35 --journal " + journal);
+  EXPECT_EQ(state.exit_code, 1) << state.output;
+  EXPECT_THAT(state.output, HasSubstr("seq 30"));
+}
+
+TEST_F(JournalCliTest, ReadingVerbsStopAtABrokenChain) {
+  Sql("UPDATE events SET time_us = time_us + 1 WHERE seq = 17");
+  for (const std::string verb : {"history", "export", "state --at 35"}) {
+    CliRun run = Cli("journal " + verb + " --journal " + journal, "2>&1 >/dev/null");
+    EXPECT_EQ(run.exit_code, 1) << verb;
+    EXPECT_THAT(run.output, HasSubstr("damaged at seq 17")) << verb;
+  }
+}
+
+// Item 8.
+TEST_F(JournalCliTest, StateAtRejectsNegativeAndZeroIsBeforeAnyEvent) {
+  CliRun negative = Cli("journal state --at -1 --journal " + journal);
+  EXPECT_NE(negative.exit_code, 0) << negative.output;
+  EXPECT_THAT(negative.output, ::testing::Not(HasSubstr("18446744073709551615")));
+  CliRun zero = Cli("journal state --at 0 --format json --journal " + journal);
+  ASSERT_EQ(zero.exit_code, 0) << zero.output;
+  auto state = nlohmann::json::parse(zero.output);
+  EXPECT_EQ(state["last_seq"], 0);
+  EXPECT_EQ(state["active_partitions"].size(), 0u);
+}
+
+TEST_F(JournalCliTest, SinceRejectsFieldsOutOfRange) {
+  for (const std::string since : {"2026-13-01T00:00:00Z", "2026-01-01T99:00:00Z",
+                                  "2026-02-30T00:00:00Z", "2026-01-01T00:61:00Z"}) {
+    CliRun run = Cli("journal history --since " + since + " --journal " + journal);
+    EXPECT_EQ(run.exit_code, 2) << since << ": " << run.output;
+    EXPECT_THAT(run.output, HasSubstr("out of range")) << since;
+  }
+}
+
+TEST_F(JournalCliTest, SchemaVersionZeroWithTablesGivesAdviceThatHolds) {
+  Sql("PRAGMA user_version = 0");
+  CliRun run = Cli("journal state --journal " + journal);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.output, HasSubstr("schema version 0"));
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("start `serve`"))) << run.output;
+}
+
+TEST_F(JournalCliTest, DirectoriesAndSymlinksAreRefusedInWords) {
+  const auto directory = dir.path() / "isdir.db";
+  std::filesystem::create_directory(directory);
+  CliRun on_dir = Cli("journal history --journal " + directory.string());
+  EXPECT_EQ(on_dir.exit_code, 2);
+  EXPECT_THAT(on_dir.output, HasSubstr("is a directory"));
+  EXPECT_THAT(on_dir.output, ::testing::Not(HasSubstr("code 266")));
+  const auto link = dir.path() / "link.db";
+  std::filesystem::create_symlink(journal, link);
+  CliRun on_link = Cli("journal verify --journal " + link.string());
+  EXPECT_EQ(on_link.exit_code, 2);
+  EXPECT_THAT(on_link.output, HasSubstr("is a symbolic link"));
+}
+
+// Item 9: an ID with a newline must not forge a history line.
+TEST_F(JournalCliTest, HistoryEscapesControlCharactersInEveryField) {
+  const auto path = dir.path() / "forged.db";
+  {
+    auto engine = engine::Engine::Open(path);
+    ASSERT_TRUE(engine.ok()) << engine.status().message();
+    sm::StartPlugin start;
+    start.now = 1'700'000'000'000'000;
+    ASSERT_TRUE((*engine)->Execute(start).ok());
+    sm::ObserveKubeletRestart restart{start.now + 1,
+                                      "x\n99  2026-01-01T00:00:00Z  Forged  line\r\x1b[2J"};
+    ASSERT_TRUE((*engine)->Execute(restart).ok());
+  }
+  CliRun run = Cli("journal history --journal " + path.string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("x\\n99"));
+  EXPECT_EQ(run.output.find('\x1b'), std::string::npos);
+  EXPECT_EQ(run.output.find('\r'), std::string::npos);
+}
+
+// Item 7: the verbs work on a read-only copy and create nothing there.
+TEST_F(JournalCliTest, VerbsWorkOnAReadOnlyDirectoryAndCreateNothing) {
+  const auto source = dir.path() / "ro-source";
+  const auto mounted = dir.path() / "ro";
+  std::filesystem::create_directories(source);
+  std::filesystem::create_directories(mounted);
+  {
+    // A journal in WAL mode, closed cleanly: no -wal, no -shm beside it.
+    auto engine = engine::Engine::Open(source / "journal.db");
+    ASSERT_TRUE(engine.ok()) << engine.status().message();
+    sm::StartPlugin start;
+    start.now = 1'700'000'000'000'000;
+    ASSERT_TRUE((*engine)->Execute(start).ok());
+  }
+  bool bound = false;
+  if (::geteuid() == 0) {
+    // Root ignores permissions: a read-only bind mount is what read-only media look like.
+    bound = ::mount(source.c_str(), mounted.c_str(), nullptr, MS_BIND, nullptr) == 0 &&
+            ::mount(nullptr, mounted.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY,
+                    nullptr) == 0;
+    if (!bound) GTEST_SKIP() << "root without mount permission: cannot make a read-only copy";
+  } else {
+    std::filesystem::copy_file(source / "journal.db", mounted / "journal.db");
+    ::chmod((mounted / "journal.db").c_str(), 0400);
+    ::chmod(mounted.c_str(), 0500);
+  }
+  const std::string path = (mounted / "journal.db").string();
+  const auto before = std::distance(std::filesystem::directory_iterator(mounted),
+                                    std::filesystem::directory_iterator());
+  for (const std::string verb : {"history", "export", "state", "verify"}) {
+    CliRun run = Cli("journal " + verb + " --journal " + path);
+    EXPECT_EQ(run.exit_code, 0) << verb << ": " << run.output;
+  }
+  const auto after = std::distance(std::filesystem::directory_iterator(mounted),
+                                   std::filesystem::directory_iterator());
+  if (bound) {
+    ::umount2(mounted.c_str(), MNT_DETACH);
+  } else {
+    ::chmod(mounted.c_str(), 0700);
+  }
+  EXPECT_EQ(after, before);
 }
 
 }  // namespace

@@ -7,8 +7,10 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "journal_test_util.h"
+#include "store/background_verifier.h"
 #include "store/migrations.h"
 
 namespace gfp::store {
@@ -57,7 +59,7 @@ TEST(JournalOpenTest, CreatesPrivateDirectoriesAndFilesRegardlessOfUmask) {
   EXPECT_EQ(Mode(dir / "a"), 0700U) << dir / "a";
   EXPECT_EQ(Mode(dir / "a/b"), 0700U) << dir / "a/b";
   EXPECT_EQ(Mode(path), 0600U) << path;
-  EXPECT_EQ(Mode(p(path, ".lock")), 0600U);
+  EXPECT_FALSE(std::filesystem::exists(p(path, ".lock"))) << "the lock is on the journal itself";
   ASSERT_TRUE(std::filesystem::exists(p(path, "-wal"))) << "journal is not in WAL mode";
   EXPECT_EQ(Mode(p(path, "-wal")), 0600U);
   EXPECT_EQ(Mode(p(path, "-shm")), 0600U);
@@ -337,24 +339,130 @@ TEST(JournalOpenTest, WriterRefusesAGapInTheTail) {
       << writer.status().message();
 }
 
-TEST(JournalOpenTest, TailCheckCoversOnlyTheNewestEventsVerifyFindsOlderDamage) {
-  // Documents the trade-off: Open stays O(1) in journal length; Verify covers everything.
+// SPEC §5: damage in what the state is rebuilt from (the newest valid snapshot's event and every
+// event after it) stops the writer; damage in older history does not, and is found by the
+// background verification.
+TEST(JournalOpenTest, WithoutSnapshotsTheWholeChainIsCheckedAtOpen) {
   TempDir dir;
   const auto path = dir / "journal.db";
-  const std::uint64_t total = Journal::kTailCheckEvents + 20;
   {
     auto writer = OpenOrDie(path, OpenMode::kReadWrite);
-    ASSERT_TRUE(writer->Append(MakeEvents(1, total)).ok());
+    ASSERT_TRUE(writer->Append(MakeEvents(1, 200)).ok());
+  }
+  {
+    RawDb raw(path);
+    ASSERT_EQ(raw.WriteInt("events", "time_us", 5, 12345), SQLITE_OK);
+  }
+  auto writer = Journal::Open(path, OpenMode::kReadWrite);
+  ASSERT_FALSE(writer.ok()) << "damage 195 events before the end was accepted";
+  EXPECT_EQ(writer.status().code(), ErrorCode::kDataLoss);
+  EXPECT_NE(writer.status().message().find("corrupt at seq 5"), std::string::npos)
+      << writer.status().message();
+}
+
+TEST(JournalOpenTest, DamageAfterTheNewestSnapshotStopsTheWriter) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  {
+    auto writer = OpenOrDie(path, OpenMode::kReadWrite);
+    ASSERT_TRUE(writer->Append(MakeEvents(1, 200)).ok());
+    ASSERT_TRUE(writer->SaveSnapshot(100, "state").ok());
+  }
+  {
+    RawDb raw(path);
+    ASSERT_EQ(raw.WriteInt("events", "time_us", 101, 12345), SQLITE_OK);
+  }
+  auto writer = Journal::Open(path, OpenMode::kReadWrite);
+  ASSERT_FALSE(writer.ok());
+  EXPECT_NE(writer.status().message().find("corrupt at seq 101"), std::string::npos)
+      << writer.status().message();
+}
+
+TEST(JournalOpenTest, DamageBeforeTheNewestSnapshotIsLeftToTheBackgroundVerifier) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  {
+    auto writer = OpenOrDie(path, OpenMode::kReadWrite);
+    ASSERT_TRUE(writer->Append(MakeEvents(1, 200)).ok());
+    ASSERT_TRUE(writer->SaveSnapshot(150, "state").ok());
   }
   {
     RawDb raw(path);
     ASSERT_EQ(raw.WriteInt("events", "time_us", 5, 12345), SQLITE_OK);
   }
   auto writer = OpenOrDie(path, OpenMode::kReadWrite);
-  ASSERT_NE(writer, nullptr);
-  const VerifyReport report = writer->Verify({});
-  EXPECT_FALSE(report.ok);
-  EXPECT_EQ(report.first_bad_seq, 5U) << testing::Describe(report);
+  ASSERT_NE(writer, nullptr) << "damage in old history stopped the writer";
+  EXPECT_EQ(writer->ChainCheckedFrom(), 150U);
+  auto verifier = BackgroundVerifier::Start(path);
+  for (int i = 0; i < 500 && !verifier->done(); ++i) {
+    ASSERT_TRUE(writer->Append(MakeEvents(1000 + i, 1)).ok()) << "the verifier blocked appends";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(verifier->done());
+  EXPECT_EQ(verifier->first_damaged_seq(), 5U) << testing::Describe(verifier->report());
+  EXPECT_FALSE(verifier->ok());
+}
+
+TEST(JournalOpenTest, BackgroundVerifierReportsZeroForAnIntactJournalAndStopsOnRequest) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  auto writer = OpenOrDie(path, OpenMode::kReadWrite);
+  ASSERT_TRUE(writer->Append(MakeEvents(1, 50)).ok());
+  auto verifier = BackgroundVerifier::Start(path);
+  for (int i = 0; i < 500 && !verifier->done(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(verifier->done());
+  EXPECT_EQ(verifier->first_damaged_seq(), 0U);
+  EXPECT_TRUE(verifier->ok()) << testing::Describe(verifier->report());
+  auto stopped = BackgroundVerifier::Start(path);
+  stopped->Stop();  // returns promptly, whatever it had done
+  EXPECT_EQ(stopped->first_damaged_seq(), 0U);
+}
+
+TEST(JournalOpenTest, SnapshotBeyondTheLastEventStopsTheWriter) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  {
+    auto writer = OpenOrDie(path, OpenMode::kReadWrite);
+    ASSERT_TRUE(writer->Append(MakeEvents(1, 100)).ok());
+    ASSERT_TRUE(writer->SaveSnapshot(90, "state").ok());
+  }
+  {
+    RawDb raw(path);
+    ASSERT_EQ(raw.Exec("DELETE FROM events WHERE seq > 80"), SQLITE_OK);  // a deleted tail
+  }
+  auto writer = Journal::Open(path, OpenMode::kReadWrite);
+  ASSERT_FALSE(writer.ok()) << "a journal whose newest events were deleted was accepted";
+  EXPECT_EQ(writer.status().code(), ErrorCode::kDataLoss);
+  EXPECT_NE(writer.status().message().find("after seq 90 but its events end at seq 80"),
+            std::string::npos)
+      << writer.status().message();
+}
+
+TEST(JournalOpenTest, HashMismatchMessagesShowWholeHashes) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  {
+    auto writer = OpenOrDie(path, OpenMode::kReadWrite);
+    ASSERT_TRUE(writer->Append(MakeEvents(1, 3)).ok());
+  }
+  {
+    RawDb raw(path);
+    // Only the last byte of the stored hash differs: a prefix would print two equal strings.
+    std::string hash = raw.ReadBytes("events", "hash", 3);
+    hash[31] = static_cast<char>(hash[31] ^ 0x01);
+    ASSERT_EQ(raw.WriteBlob("events", "hash", 3, hash), SQLITE_OK);
+  }
+  auto reader = OpenOrDie(path, OpenMode::kReadOnly);
+  const VerifyReport report = reader->Verify({});
+  ASSERT_FALSE(report.ok);
+  const auto stored = report.reason.find("stored hash ");
+  const auto recomputed = report.reason.find("recomputed hash ");
+  ASSERT_NE(stored, std::string::npos) << report.reason;
+  ASSERT_NE(recomputed, std::string::npos) << report.reason;
+  EXPECT_NE(report.reason.substr(stored + 12, 64), report.reason.substr(recomputed + 16, 64))
+      << report.reason;
 }
 
 }  // namespace

@@ -1,0 +1,249 @@
+// Issue 8: what a writer does with files that are not (or no longer) whole journals, and with
+// paths that are not regular files. Nothing may be overwritten, nothing may be left behind, and
+// nothing may hang; the history must live in the main file, not only in the -wal.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <set>
+
+#include "journal_test_util.h"
+#include "store/migrations.h"
+
+namespace gfp::store {
+namespace {
+
+using testing::MakeEvents;
+using testing::OpenOrDie;
+using testing::TempDir;
+
+std::string ReadFile(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void WriteFile(const std::filesystem::path& p, const std::string& content) {
+  std::ofstream out(p, std::ios::binary);
+  out << content;
+}
+
+std::filesystem::path Wal(std::filesystem::path p) { return p += "-wal"; }
+std::filesystem::path Shm(std::filesystem::path p) { return p += "-shm"; }
+
+std::set<std::string> Listing(const std::filesystem::path& dir) {
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    names.insert(entry.path().filename().string());
+  }
+  return names;
+}
+
+// A journal as the plugin used to leave it while running: WAL mode, schema and events only in
+// the -wal (never checkpointed), the main file a bare 4 KiB header page without tables.
+void MakeJournalLivingInItsWal(const std::filesystem::path& path) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr), SQLITE_OK);
+  std::string sql = "PRAGMA journal_mode=WAL; BEGIN;";
+  sql += std::string(EmbeddedMigrations()[0].sql);
+  sql += "; PRAGMA user_version = 1; PRAGMA application_id = " + std::to_string(kApplicationId) +
+         "; COMMIT;";
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  ASSERT_GT(std::filesystem::file_size(Wal(path)), 0U);
+  ASSERT_EQ(std::filesystem::file_size(path), 4096U) << "expected a bare header page";
+}
+
+void ExpectRefusedNamingTheWal(const std::filesystem::path& path) {
+  const std::string before = ReadFile(path);
+  auto journal = Journal::Open(path, OpenMode::kReadWrite);
+  ASSERT_FALSE(journal.ok()) << "a file without journal tables was made a new journal";
+  EXPECT_EQ(journal.status().code(), ErrorCode::kDataLoss) << journal.status().message();
+  EXPECT_NE(journal.status().message().find("restore " + Wal(path).string() + " beside it"),
+            std::string::npos)
+      << journal.status().message();
+  EXPECT_EQ(ReadFile(path), before) << "the refused file was changed";
+}
+
+TEST(JournalLostWalTest, MainFileCopiedWithoutItsWalIsRefused) {
+  TempDir dir;
+  MakeJournalLivingInItsWal(dir / "journal.db");
+  std::filesystem::copy_file(dir / "journal.db", dir / "copy.db");
+  ExpectRefusedNamingTheWal(dir / "copy.db");
+  EXPECT_FALSE(std::filesystem::exists(dir / "copy.db.lock"));
+}
+
+TEST(JournalLostWalTest, DeletedWalIsRefused) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  MakeJournalLivingInItsWal(path);
+  std::filesystem::remove(Wal(path));
+  std::filesystem::remove(Shm(path));
+  ExpectRefusedNamingTheWal(path);
+}
+
+TEST(JournalLostWalTest, DamagedWalHeaderIsRefusedAndTheWalIsKept) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  MakeJournalLivingInItsWal(path);
+  std::string wal = ReadFile(Wal(path));
+  wal[0] = static_cast<char>(wal[0] ^ 0x5a);  // the magic number: SQLite ignores such a WAL
+  WriteFile(Wal(path), wal);
+  ExpectRefusedNamingTheWal(path);
+  EXPECT_EQ(ReadFile(Wal(path)), wal) << "the damaged -wal (the evidence) was changed or removed";
+}
+
+TEST(JournalLostWalTest, WithItsWalTheSameFileOpens) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  MakeJournalLivingInItsWal(path);
+  auto journal = Journal::Open(path, OpenMode::kReadWrite);
+  ASSERT_TRUE(journal.ok()) << journal.status().message();
+  EXPECT_TRUE((*journal)->Append(MakeEvents(1, 2)).ok());
+}
+
+TEST(JournalLostWalTest, OneByteFileIsRefusedAndLeftUntouched) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  WriteFile(path, "x");
+  ExpectRefusedNamingTheWal(path);
+  EXPECT_EQ(ReadFile(path), "x");
+}
+
+TEST(JournalLostWalTest, ZeroLengthFileBecomesAJournalAndSaysSo) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  WriteFile(path, "");
+  auto journal = Journal::Open(path, OpenMode::kReadWrite);
+  ASSERT_TRUE(journal.ok()) << journal.status().message();
+  EXPECT_NE((*journal)->open_note().find("was an empty file"), std::string::npos)
+      << (*journal)->open_note();
+  auto created = OpenOrDie(dir / "new.db", OpenMode::kReadWrite);
+  EXPECT_NE(created->open_note().find("created a new journal"), std::string::npos)
+      << created->open_note();
+}
+
+TEST(JournalLostWalTest, ZeroLengthFileBesideAWalWithDataIsRefused) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  MakeJournalLivingInItsWal(path);
+  const std::string wal = ReadFile(Wal(path));
+  WriteFile(path, "");
+  auto journal = Journal::Open(path, OpenMode::kReadWrite);
+  ASSERT_FALSE(journal.ok()) << "SQLite would have deleted the -wal of an empty main file";
+  EXPECT_EQ(journal.status().code(), ErrorCode::kDataLoss);
+  EXPECT_EQ(ReadFile(Wal(path)), wal);
+}
+
+// The copy of the main file alone holds what was checkpointed.
+std::uint64_t EventsInMainFileAlone(const std::filesystem::path& path, const TempDir& dir) {
+  const auto copy = dir / "main-only.db";
+  std::filesystem::remove(copy);
+  std::filesystem::copy_file(path, copy);
+  auto reader = Journal::Open(copy, OpenMode::kReadOnly);
+  EXPECT_TRUE(reader.ok()) << reader.status().message();
+  return reader.ok() ? (*reader)->LastSeq() : 0;
+}
+
+TEST(JournalCheckpointTest, IdleCheckpointPutsTheHistoryInTheMainFile) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  auto writer = OpenOrDie(path, OpenMode::kReadWrite);
+  ASSERT_TRUE(writer->Append(MakeEvents(1, 5)).ok());
+  ASSERT_TRUE(writer->CheckpointIfIdle(std::chrono::hours(1)).ok());
+  EXPECT_EQ(EventsInMainFileAlone(path, dir), 0U) << "checkpointed before being idle";
+  ASSERT_TRUE(writer->CheckpointIfIdle(std::chrono::seconds(0)).ok());
+  EXPECT_EQ(EventsInMainFileAlone(path, dir), 5U);
+}
+
+TEST(JournalCheckpointTest, CleanCloseCheckpointsEvenWhileAReaderIsOpen) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  auto writer = OpenOrDie(path, OpenMode::kReadWrite);
+  auto reader = OpenOrDie(path, OpenMode::kReadOnly);  // SQLite alone checkpoints on last close
+  ASSERT_TRUE(writer->Append(MakeEvents(1, 4)).ok());
+  writer.reset();
+  EXPECT_EQ(EventsInMainFileAlone(path, dir), 4U);
+}
+
+TEST(JournalWriterLockTest, HardLinkToTheJournalIsTheSameWriterLock) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  auto first = OpenOrDie(path, OpenMode::kReadWrite);
+  ASSERT_EQ(::link(path.c_str(), (dir / "link.db").c_str()), 0);
+  auto second = Journal::Open(dir / "link.db", OpenMode::kReadWrite);
+  ASSERT_FALSE(second.ok()) << "a second writer got in through a hard link";
+  EXPECT_EQ(second.status().code(), ErrorCode::kAlreadyExists) << second.status().message();
+  EXPECT_NE(second.status().message().find("pid " + std::to_string(::getpid())),
+            std::string::npos)
+      << second.status().message();
+}
+
+// Opens in another thread so a hang fails the test instead of blocking it (a FIFO).
+Result<std::unique_ptr<Journal>> OpenWithin(const std::filesystem::path& path, OpenMode mode) {
+  auto opening = std::async(std::launch::async, [&] { return Journal::Open(path, mode); });
+  if (opening.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    ADD_FAILURE() << "opening " << path << " hangs";
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);  // unblocks a FIFO reader
+    if (fd >= 0) ::close(fd);
+  }
+  return opening.get();
+}
+
+struct BadPath {
+  const char* name;
+  const char* words;
+  void (*make)(const std::filesystem::path& path, const std::filesystem::path& dir);
+};
+
+class JournalBadPathTest : public ::testing::TestWithParam<std::tuple<BadPath, OpenMode>> {};
+
+TEST_P(JournalBadPathTest, IsRefusedInWordsAndNothingIsLeftBehind) {
+  const auto& [bad, mode] = GetParam();
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  bad.make(path, dir.path());
+  const auto before = Listing(dir.path());
+  auto journal = OpenWithin(path, mode);
+  ASSERT_FALSE(journal.ok()) << bad.name << " was accepted as a journal";
+  EXPECT_NE(journal.status().message().find(bad.words), std::string::npos)
+      << journal.status().message();
+  EXPECT_NE(journal.status().message().find(path.string()), std::string::npos)
+      << journal.status().message();
+  EXPECT_EQ(Listing(dir.path()), before) << "a refused open left files behind";
+}
+
+const BadPath kBadPaths[] = {
+    {"directory", "is a directory",
+     [](const std::filesystem::path& p, const std::filesystem::path&) {
+       std::filesystem::create_directory(p);
+     }},
+    {"fifo", "is a FIFO",
+     [](const std::filesystem::path& p, const std::filesystem::path&) {
+       ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0);
+     }},
+    {"symlink", "is a symbolic link",
+     [](const std::filesystem::path& p, const std::filesystem::path& dir) {
+       { auto j = OpenOrDie(dir / "real.db", OpenMode::kReadWrite); }
+       std::filesystem::create_symlink(dir / "real.db", p);
+     }},
+};
+
+INSTANTIATE_TEST_SUITE_P(
+    Paths, JournalBadPathTest,
+    ::testing::Combine(::testing::ValuesIn(kBadPaths),
+                       ::testing::Values(OpenMode::kReadWrite, OpenMode::kReadOnly)),
+    [](const auto& param_info) {
+      return std::string(std::get<0>(param_info.param).name) +
+             (std::get<1>(param_info.param) == OpenMode::kReadWrite ? "Writer" : "Reader");
+    });
+
+}  // namespace
+}  // namespace gfp::store
