@@ -1,3 +1,5 @@
+// `gpu-fabric-plugin journal history|verify|export` and the registration of all the verbs
+// (`state` is in journal_state.cc, shared helpers in journal_output.cc).
 #include "cli/journal_command.h"
 
 #include <iostream>
@@ -6,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/journal_output.h"
 #include "common/strings.h"
@@ -97,28 +100,29 @@ int PrintHistory(const JournalQuery& o, bool filtered) {
   }
   const bool json = o.format == "json";
   // Checked as read: a missing seq or a broken chain stops the listing at that seq (exit 1).
-  Status status = (*journal)->ForEachVerified(1, 0, [&](const store::StoredEvent& stored) -> Status {
-    auto decoded = sm::DecodeEvent(stored.type, stored.time_unix_micros, stored.payload);
-    if (!decoded.ok()) {
-      return decoded.status().WithContext("journal seq " + std::to_string(stored.seq));
-    }
-    const events::Event& e = *decoded;
-    if (filtered) {
-      if (e.time_unix_micros() < since) return Status::Ok();
-      if (o.partition && !MentionsPartition(e, *o.partition)) return Status::Ok();
-      if (!o.device.empty() && !MentionsDevice(e, o.device)) return Status::Ok();
-    }
-    if (json) {
-      std::cout << Dump(EventJson(stored.seq, e)) << "\n";
-    } else {
-      // Every field escaped: an ID with a newline must not forge a line.
-      std::cout << stored.seq << "  " << sm::FormatRfc3339(e.time_unix_micros()) << "  "
-                << EscapeControl(sm::EventTypeName(e)) << "  "
-                << EscapeControl(sm::SummarizeEvent(e)) << "\n";
-    }
-    if (OutputFailed()) return Unavailable("stdout");  // reported by FinishOutput
-    return Status::Ok();
-  });
+  Status status =
+      (*journal)->ForEachVerified(1, 0, [&](const store::StoredEvent& stored) -> Status {
+        auto decoded = sm::DecodeEvent(stored.type, stored.time_unix_micros, stored.payload);
+        if (!decoded.ok()) {
+          return decoded.status().WithContext("journal seq " + std::to_string(stored.seq));
+        }
+        const events::Event& e = *decoded;
+        if (filtered) {
+          if (e.time_unix_micros() < since) return Status::Ok();
+          if (o.partition && !MentionsPartition(e, *o.partition)) return Status::Ok();
+          if (!o.device.empty() && !MentionsDevice(e, o.device)) return Status::Ok();
+        }
+        if (json) {
+          std::cout << Dump(EventJson(stored.seq, e)) << "\n";
+        } else {
+          // Every field escaped: an ID with a newline must not forge a line.
+          std::cout << stored.seq << "  " << sm::FormatRfc3339(e.time_unix_micros()) << "  "
+                    << EscapeControl(sm::EventTypeName(e)) << "  "
+                    << EscapeControl(sm::SummarizeEvent(e)) << "\n";
+        }
+        if (OutputFailed()) return Unavailable("stdout");  // reported by FinishOutput
+        return Status::Ok();
+      });
   if (!status.ok() && !OutputFailed()) {
     std::cout.flush();
     PrintError(status);
@@ -148,13 +152,13 @@ int VerifyJournal(const JournalQuery& o) {
   const bool json = o.format == "json";
   if (json) {
     std::cout << Dump(nlohmann::json{{"ok", report.ok},
-                                {"events_checked", report.events_checked},
-                                {"snapshots_checked", report.snapshots_checked},
-                                {"first_bad_seq", report.first_bad_seq},
-                                {"reason", report.reason},
-                                {"last_seq", state.last_seq},
-                                {"active_partitions", state.active.size()},
-                                {"live_allocations", state.allocations.size()}})
+                                     {"events_checked", report.events_checked},
+                                     {"snapshots_checked", report.snapshots_checked},
+                                     {"first_bad_seq", report.first_bad_seq},
+                                     {"reason", report.reason},
+                                     {"last_seq", state.last_seq},
+                                     {"active_partitions", state.active.size()},
+                                     {"live_allocations", state.allocations.size()}})
               << "\n";
   } else if (report.ok) {
     std::cout << "journal " << EscapeControl(o.path) << " is intact: " << report.events_checked
@@ -190,20 +194,27 @@ void AddJournalCommand(CLI::App& app, int* exit_code) {
   common(history, history_options, "text or json", {"text", "json"});
   history->add_option("--partition", history_options->partition,
                       "only events about this partition");
-  history->add_option("--device", history_options->device,
-                      "only events naming this device (BDF)");
+  history->add_option("--device", history_options->device, "only events naming this device (BDF)");
   history->add_option("--since", history_options->since,
                       "only events at or after this RFC 3339 time");
-  history->callback([history_options, exit_code] {
-    *exit_code = PrintHistory(*history_options, true);
-  });
+  history->callback(
+      [history_options, exit_code] { *exit_code = PrintHistory(*history_options, true); });
 
   auto state_options = std::make_shared<JournalQuery>();
   CLI::App* state = journal->add_subcommand("state", "Partition ownership rebuilt by replay");
   common(state, state_options, "text or json", {"text", "json"});
-  state->add_option("--at", state_options->at,
-                    "replay up to this seq (0: before any event; default: all)")
-      ->check(CLI::NonNegativeNumber);
+  state
+      ->add_option("--at", state_options->at,
+                   "replay up to this seq (0: before any event; default: all)")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            if (!value.empty() && value.find_first_not_of("0123456789") == std::string::npos) {
+              return {};
+            }
+            return "must be a seq: a whole number >= 0 (0: the state before any event), not " +
+                   value;
+          },
+          "SEQ"));
   state->callback([state_options, exit_code] { *exit_code = PrintState(*state_options); });
 
   auto verify_options = std::make_shared<JournalQuery>();

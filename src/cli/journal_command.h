@@ -14,7 +14,7 @@ struct JournalQuery {
   std::string format = "text";  // text or json
   std::optional<std::uint32_t> partition;
   std::string device;
-  std::string since;  // RFC 3339
+  std::string since;                // RFC 3339
   std::optional<std::uint64_t> at;  // none: the latest state; 0: before any event
 };
 

@@ -1,10 +1,10 @@
 #include "engine/engine.h"
 
+#include <spdlog/spdlog.h>
+
 #include <array>
 #include <chrono>
 #include <string_view>
-
-#include <spdlog/spdlog.h>
 
 #include "common/text_escape.h"
 #include "statemachine/apply.h"
@@ -59,23 +59,23 @@ Result<sm::State> Replay(const store::Journal& journal, std::uint64_t to_seq, bo
   }
   events::Event event;
   const auto replay_one = [&](const store::StoredEvent& stored) -> Status {
-        if (!event.ParseFromString(stored.payload) ||
-            event.body_case() == events::Event::BODY_NOT_SET) {
-          // Slow path only for errors: DecodeEvent words the reason.
-          return sm::DecodeEvent(stored.type, stored.time_unix_micros, stored.payload)
-              .status()
-              .WithContext("journal seq " + std::to_string(stored.seq));
-        }
-        sm::Apply(state, stored.seq, event);
-        ++r.events_replayed;
-        if (check_invariants) {
-          if (Status broken = sm::CheckInvariants(state); !broken.ok()) {
-            // The events are what is wrong here (the state machine is trusted): data loss.
-            return DataLoss("invariant broken after journal seq " + std::to_string(stored.seq) +
-                            " (" + stored.type + "): " + broken.message());
-          }
-        }
-        return Status::Ok();
+    if (!event.ParseFromString(stored.payload) ||
+        event.body_case() == events::Event::BODY_NOT_SET) {
+      // Slow path only for errors: DecodeEvent words the reason.
+      return sm::DecodeEvent(stored.type, stored.time_unix_micros, stored.payload)
+          .status()
+          .WithContext("journal seq " + std::to_string(stored.seq));
+    }
+    sm::Apply(state, stored.seq, event);
+    ++r.events_replayed;
+    if (check_invariants) {
+      if (Status broken = sm::CheckInvariants(state); !broken.ok()) {
+        // The events are what is wrong here (the state machine is trusted): data loss.
+        return DataLoss("invariant broken after journal seq " + std::to_string(stored.seq) + " (" +
+                        stored.type + "): " + broken.message());
+      }
+    }
+    return Status::Ok();
   };
   GFP_RETURN_IF_ERROR(check_chain ? journal.ForEachVerified(state.last_seq + 1, to_seq, replay_one)
                                   : journal.ForEach(state.last_seq + 1, to_seq, replay_one));
@@ -89,8 +89,7 @@ Result<std::unique_ptr<Engine>> Engine::Open(const std::filesystem::path& path,
   GFP_ASSIGN_OR_RETURN(auto journal, store::Journal::Open(path, store::OpenMode::kReadWrite));
   RecoveryReport report;
   report.journal_note = journal->open_note();
-  auto replayed =
-      Replay(*journal, 0, /*use_snapshots=*/true, /*check_invariants=*/true, &report);
+  auto replayed = Replay(*journal, 0, /*use_snapshots=*/true, /*check_invariants=*/true, &report);
   // The journal re-hashed the chain from its newest valid snapshot; when replay had to start
   // from an older one (the newest did not decode), the events in between are checked too.
   if (report.snapshot_seq < journal->ChainCheckedFrom()) {

@@ -57,8 +57,9 @@ void BackgroundVerifier::Run() {
   done_.store(true);
   const std::string name = EscapeControl(path_.string());
   if (report.ok) {
-    spdlog::info("background verification of journal {}: intact ({} events, {} snapshots, {:.1f} s)",
-                 name, report.events_checked, report.snapshots_checked, seconds);
+    spdlog::info(
+        "background verification of journal {}: intact ({} events, {} snapshots, {:.1f} s)", name,
+        report.events_checked, report.snapshots_checked, seconds);
   } else if (report.first_bad_seq != 0) {
     spdlog::error(
         "background verification of journal {}: damaged at seq {}: {} (older history than what "

@@ -116,8 +116,9 @@ Status RefuseUnexpectedlyEmpty(const std::filesystem::path& path, std::uint64_t 
   return DataLoss("journal " + name + " has no journal tables (" + std::to_string(size) +
                   " bytes, SQLite application_id 0): if it was copied without its -wal file, or "
                   "the -wal was lost or damaged, restore " +
-                  name + "-wal beside it; if it is not a journal, move it away (a writer creates "
-                         "a new journal only where no file, or an empty one, exists)");
+                  name +
+                  "-wal beside it; if it is not a journal, move it away (a writer creates "
+                  "a new journal only where no file, or an empty one, exists)");
 }
 
 // A zero-length file beside a -wal with data: SQLite would delete that -wal. Refuse instead.
@@ -131,8 +132,7 @@ Status CheckEmptyFileHasNoWal(const std::filesystem::path& path) {
 }
 
 Result<std::unique_ptr<SQLite::Database>> OpenWriterDb(const std::filesystem::path& path,
-                                                       const WriterLock& lock,
-                                                       std::string* note) {
+                                                       const WriterLock& lock, std::string* note) {
   const bool empty = lock.size_at_lock() == 0;
   if (empty) GFP_RETURN_IF_ERROR(CheckEmptyFileHasNoWal(path));
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW;
@@ -146,8 +146,9 @@ Result<std::unique_ptr<SQLite::Database>> OpenWriterDb(const std::filesystem::pa
   }
   sqlite3* handle = opened.db->getHandle();
   if (empty) {
-    *note = lock.created() ? "created a new journal " + path.string()
-                           : "journal " + path.string() + " was an empty file; made it a new journal";
+    *note = lock.created()
+                ? "created a new journal " + path.string()
+                : "journal " + path.string() + " was an empty file; made it a new journal";
     // Migrated before switching to WAL: the main file then holds the tables and the
     // application_id from the first commit, and a crash mid-way leaves an empty file.
     GFP_RETURN_IF_ERROR(ApplyMigrations(handle, EmbeddedMigrations(), 0, path));
@@ -161,8 +162,7 @@ Result<std::unique_ptr<SQLite::Database>> OpenWriterDb(const std::filesystem::pa
   return std::move(opened.db);
 }
 
-Result<std::unique_ptr<Journal::Impl>> OpenImpl(const std::filesystem::path& path,
-                                                OpenMode mode) {
+Result<std::unique_ptr<Journal::Impl>> OpenImpl(const std::filesystem::path& path, OpenMode mode) {
   GFP_ASSIGN_OR_RETURN(ChainHasher hasher, ChainHasher::Create());
   if (mode == OpenMode::kReadWrite) {
     GFP_ASSIGN_OR_RETURN(WriterLock lock, WriterLock::Acquire(path));
@@ -176,8 +176,8 @@ Result<std::unique_ptr<Journal::Impl>> OpenImpl(const std::filesystem::path& pat
   }
   GFP_RETURN_IF_ERROR(CheckJournalFileType(path));
   GFP_ASSIGN_OR_RETURN(OpenedDb opened, OpenReader(path));
-  GFP_RETURN_IF_ERROR(CheckDatabaseHeader(opened.header, OpenMode::kReadOnly,
-                                          Journal::kLatestSchemaVersion, path));
+  GFP_RETURN_IF_ERROR(
+      CheckDatabaseHeader(opened.header, OpenMode::kReadOnly, Journal::kLatestSchemaVersion, path));
   auto impl = std::make_unique<Journal::Impl>(path, mode, std::nullopt, std::move(opened.db),
                                               std::move(hasher));
   impl->schema_version = opened.header.user_version;

@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "store/journal.h"
 #include "store/hash_chain.h"
+#include "store/journal.h"
 #include "store/journal_impl.h"
 #include "store/sqlite_status.h"
 
@@ -49,7 +49,7 @@ Status Journal::ForEach(std::uint64_t from_seq, std::uint64_t to_seq,
 }
 
 Status Journal::ForEachVerified(std::uint64_t from_seq, std::uint64_t to_seq,
-                               const std::function<Status(const StoredEvent&)>& fn) const {
+                                const std::function<Status(const StoredEvent&)>& fn) const {
   const std::uint64_t first = from_seq == 0 ? 1 : from_seq;
   const auto damaged = [this](std::uint64_t seq, const std::string& reason) {
     return DataLoss("journal " + impl_->name() + " is damaged at seq " + std::to_string(seq) +
@@ -67,7 +67,8 @@ Status Journal::ForEachVerified(std::uint64_t from_seq, std::uint64_t to_seq,
         return StatusFromException(e, "reading events", impl_->path);
       }
     }
-    if (!anchor) return damaged(first - 1, "event seq " + std::to_string(first - 1) + " is missing");
+    if (!anchor)
+      return damaged(first - 1, "event seq " + std::to_string(first - 1) + " is missing");
     prev = *anchor;
   }
   GFP_ASSIGN_OR_RETURN(ChainHasher hasher, ChainHasher::Create());

@@ -178,8 +178,8 @@ TEST_F(JournalCliTest, VerbsFailWhenTheirOutputCannotBeWritten) {
 TEST_F(JournalCliTest, JournalFlagWinsOverTheEnvironmentForEveryVerb) {
   const std::string env = "GPU_FABRIC_JOURNAL=" + (dir.path() / "absent.db").string() + " ";
   for (const std::string verb : {"history", "export", "state", "verify"}) {
-    const std::string command = "sh -c '" + env + GFP_BINARY + " journal " + verb +
-                                " --journal " + journal + " >/dev/null 2>&1; echo $?'";
+    const std::string command = "sh -c '" + env + GFP_BINARY + " journal " + verb + " --journal " +
+                                journal + " >/dev/null 2>&1; echo $?'";
     FILE* pipe = ::popen(command.c_str(), "r");
     ASSERT_NE(pipe, nullptr);
     char buffer[16] = {};
@@ -299,9 +299,9 @@ TEST_F(JournalCliTest, VerbsWorkOnAReadOnlyDirectoryAndCreateNothing) {
   bool bound = false;
   if (::geteuid() == 0) {
     // Root ignores permissions: a read-only bind mount is what read-only media look like.
-    bound = ::mount(source.c_str(), mounted.c_str(), nullptr, MS_BIND, nullptr) == 0 &&
-            ::mount(nullptr, mounted.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY,
-                    nullptr) == 0;
+    bound =
+        ::mount(source.c_str(), mounted.c_str(), nullptr, MS_BIND, nullptr) == 0 &&
+        ::mount(nullptr, mounted.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) == 0;
     if (!bound) GTEST_SKIP() << "root without mount permission: cannot make a read-only copy";
   } else {
     std::filesystem::copy_file(source / "journal.db", mounted / "journal.db");

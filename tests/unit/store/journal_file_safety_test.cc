@@ -181,8 +181,7 @@ TEST(JournalWriterLockTest, HardLinkToTheJournalIsTheSameWriterLock) {
   auto second = Journal::Open(dir / "link.db", OpenMode::kReadWrite);
   ASSERT_FALSE(second.ok()) << "a second writer got in through a hard link";
   EXPECT_EQ(second.status().code(), ErrorCode::kAlreadyExists) << second.status().message();
-  EXPECT_NE(second.status().message().find("pid " + std::to_string(::getpid())),
-            std::string::npos)
+  EXPECT_NE(second.status().message().find("pid " + std::to_string(::getpid())), std::string::npos)
       << second.status().message();
 }
 
