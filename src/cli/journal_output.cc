@@ -28,14 +28,22 @@ void PrintError(const Status& status) {
   std::cerr << "error: " << EscapeControl(status.message()) << "\n";
 }
 
-bool OutputFailed() { return !std::cout.good() || std::ferror(stdout) != 0; }
+// errno of the first failed write seen (a later flush may have nothing left to fail on).
+int first_output_errno = 0;
+
+bool OutputFailed() {
+  const bool failed = !std::cout.good() || std::ferror(stdout) != 0;
+  if (failed && first_output_errno == 0) first_output_errno = errno;
+  return failed;
+}
 
 int FinishOutput(int exit_code) {
-  errno = 0;
+  OutputFailed();  // keeps the errno of a write that already failed
   std::cout.flush();
   const bool flushed = std::fflush(stdout) == 0;
-  const int error = errno;
+  if (!flushed && first_output_errno == 0) first_output_errno = errno;
   if (flushed && !OutputFailed()) return exit_code;
+  const int error = first_output_errno;
   std::cerr << "error: writing the output failed"
             << (error != 0 ? std::string(": ") + std::strerror(error) : std::string())
             << " (the output is incomplete)\n";

@@ -50,10 +50,13 @@ Status CheckDatabaseHeader(const DatabaseHeader& header, OpenMode mode, int late
   const bool fresh =
       header.application_id == 0 && header.user_version == 0 && header.schema_objects == 0;
   if (header.application_id != kApplicationId && !(fresh && mode == OpenMode::kReadWrite)) {
-    return InvalidArgument(name +
-                           " is not a gpu-fabric-plugin journal: its SQLite application_id is " +
-                           Hex32(header.application_id) + ", expected " + Hex32(kApplicationId) +
-                           (fresh ? " (the database is empty)" : ""));
+    return InvalidArgument(
+        name + " is not a gpu-fabric-plugin journal: its SQLite application_id is " +
+        Hex32(header.application_id) + ", expected " + Hex32(kApplicationId) +
+        (fresh ? " and it has no tables: if it was copied without its -wal file, "
+                 "or the -wal was lost, restore " +
+                     name + "-wal beside it"
+               : ""));
   }
   if (header.user_version > latest_version) {
     return FailedPrecondition("journal " + name + " has schema version " +
