@@ -292,6 +292,38 @@ TEST_F(EngineTest, OldDamageDoesNotStopOpenAndTheBackgroundVerificationFindsIt) 
       << refused.status().message();
 }
 
+TEST_F(EngineTest, FallingBackToAnOlderSnapshotAlsoChecksTheChainFromThere) {
+  std::uint64_t older = 0;
+  std::uint64_t newer = 0;
+  {
+    auto engine = Open();
+    Boot(*engine);
+    ASSERT_TRUE(engine->Snapshot().ok());
+    older = engine->CopyState().last_seq;
+    RunToCompletion(*engine, Request({1, 3}), now);
+    ASSERT_TRUE(engine->Snapshot().ok());
+    newer = engine->CopyState().last_seq;
+  }
+  {
+    // The newest snapshot's hash checks out but it does not decode: replay falls back.
+    auto journal = store::Journal::Open(path(), store::OpenMode::kReadWrite);
+    ASSERT_TRUE(journal.ok()) << journal.status().message();
+    ASSERT_TRUE((*journal)->SaveSnapshot(newer, "not a snapshot").ok());
+  }
+  // A changed stored hash between the two snapshots: replay alone would not notice.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path().c_str(), &db), SQLITE_OK);
+  const std::string sql =
+      "UPDATE events SET hash = zeroblob(32) WHERE seq = " + std::to_string(older + 1);
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto engine = Engine::Open(path());
+  ASSERT_FALSE(engine.ok()) << "the events replayed after the older snapshot were not checked";
+  EXPECT_NE(engine.status().message().find("corrupt at seq " + std::to_string(older + 1)),
+            std::string::npos)
+      << engine.status().message();
+}
+
 TEST_F(EngineTest, SnapshotPutsTheHistoryInTheMainFile) {
   auto engine = Open();
   Boot(*engine);

@@ -15,6 +15,7 @@
 
 #include "journal_test_util.h"
 #include "store/migrations.h"
+#include "store/sqlite_status.h"
 
 namespace gfp::store {
 namespace {
@@ -243,6 +244,39 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(std::get<0>(param_info.param).name) +
              (std::get<1>(param_info.param) == OpenMode::kReadWrite ? "Writer" : "Reader");
     });
+
+// Issue 8, item 8: a journal whose user_version was reset cannot be migrated; say so instead of
+// advising `serve`, which would fail on it.
+TEST(JournalSchemaTest, TablesWithSchemaVersionZeroAreRefusedByWriterAndReader) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  { auto writer = OpenOrDie(path, OpenMode::kReadWrite); }
+  {
+    testing::RawDb raw(path);
+    ASSERT_EQ(raw.Exec("PRAGMA user_version = 0"), SQLITE_OK);
+  }
+  for (OpenMode mode : {OpenMode::kReadWrite, OpenMode::kReadOnly}) {
+    auto journal = Journal::Open(path, mode);
+    ASSERT_FALSE(journal.ok());
+    EXPECT_EQ(journal.status().code(), ErrorCode::kDataLoss) << journal.status().message();
+    EXPECT_NE(journal.status().message().find("schema version 0"), std::string::npos)
+        << journal.status().message();
+    EXPECT_EQ(journal.status().message().find("start `serve`"), std::string::npos)
+        << journal.status().message();
+  }
+}
+
+TEST(SqliteStatusTest, ExtendedCodesComeWithWords) {
+  const auto message = [](int code) {
+    return SqliteStatus(code, nullptr, "opening", "/j").message();
+  };
+  EXPECT_NE(message(SQLITE_CANTOPEN_SYMLINK).find("symbolic link"), std::string::npos)
+      << message(SQLITE_CANTOPEN_SYMLINK);
+  EXPECT_NE(message(SQLITE_IOERR_READ).find("directory"), std::string::npos)
+      << message(SQLITE_IOERR_READ);
+  EXPECT_NE(message(SQLITE_READONLY_DIRECTORY).find("read-only"), std::string::npos);
+  EXPECT_NE(message(SQLITE_IOERR_FSYNC).find("fsync"), std::string::npos);
+}
 
 }  // namespace
 }  // namespace gfp::store
