@@ -133,13 +133,16 @@ Status CheckEmptyFileHasNoWal(const std::filesystem::path& path) {
 
 Result<std::unique_ptr<SQLite::Database>> OpenWriterDb(const std::filesystem::path& path,
                                                        const WriterLock& lock, std::string* note) {
-  const bool empty = lock.size_at_lock() == 0;
-  if (empty) GFP_RETURN_IF_ERROR(CheckEmptyFileHasNoWal(path));
+  if (lock.size_at_lock() == 0) GFP_RETURN_IF_ERROR(CheckEmptyFileHasNoWal(path));
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW;
   GFP_ASSIGN_OR_RETURN(OpenedDb opened, OpenAndReadHeader(path.string(), flags, path));
   const DatabaseHeader& header = opened.header;
+  // Measured after SQLite's first read: a creation interrupted by a crash was rolled back
+  // (from its -journal) to the empty file it started from.
+  const long long size = FileSize(path);
+  const bool empty = size == 0;
   if (header.application_id == 0 && header.schema_objects == 0 && header.user_version == 0) {
-    if (!empty) return RefuseUnexpectedlyEmpty(path, lock.size_at_lock());
+    if (!empty) return RefuseUnexpectedlyEmpty(path, static_cast<std::uint64_t>(size));
   } else {
     GFP_RETURN_IF_ERROR(
         CheckDatabaseHeader(header, OpenMode::kReadWrite, Journal::kLatestSchemaVersion, path));

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -129,6 +130,36 @@ TEST(JournalLostWalTest, ZeroLengthFileBecomesAJournalAndSaysSo) {
   auto created = OpenOrDie(dir / "new.db", OpenMode::kReadWrite);
   EXPECT_NE(created->open_note().find("created a new journal"), std::string::npos)
       << created->open_note();
+}
+
+// A creation interrupted by a crash (a process dies mid-transaction on an empty file, leaving
+// pages and a hot -journal) rolls back to the empty file, which a writer accepts.
+TEST(JournalLostWalTest, CreationInterruptedByACrashIsRolledBackAndAccepted) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  WriteFile(path, "");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) ::_exit(1);
+    // A one-page cache spills the uncommitted pages into the file.
+    sqlite3_exec(db,
+                 "PRAGMA cache_size = 1; BEGIN; CREATE TABLE t(x BLOB);"
+                 "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) "
+                 "INSERT INTO t SELECT randomblob(1000) FROM n;",
+                 nullptr, nullptr, nullptr);
+    ::_exit(0);  // dies without COMMIT or ROLLBACK
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_GT(std::filesystem::file_size(path), 0U) << "the crash left no pages behind";
+  std::filesystem::path hot = path;
+  hot += "-journal";
+  ASSERT_TRUE(std::filesystem::exists(hot)) << "the crash left no hot journal";
+  auto journal = Journal::Open(path, OpenMode::kReadWrite);
+  ASSERT_TRUE(journal.ok()) << journal.status().message();
+  EXPECT_NE((*journal)->open_note().find("was an empty file"), std::string::npos);
 }
 
 TEST(JournalLostWalTest, ZeroLengthFileBesideAWalWithDataIsRefused) {
