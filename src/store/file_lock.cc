@@ -28,7 +28,7 @@ const char* KindOf(mode_t mode) {
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISSOCK(mode)) return "a socket";
   if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
-  return "not a regular file";
+  return "a special file";
 }
 
 Status RefuseKind(const std::filesystem::path& path, mode_t mode) {
