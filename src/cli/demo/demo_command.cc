@@ -24,7 +24,7 @@ struct DemoFlags {
 std::filesystem::path FindSimLibrary(const std::string& flag) {
   if (!flag.empty()) return flag;
   // Next to the binary in a build tree, else where this binary was built.
-  const auto beside = SelfExecutable().parent_path() / "sim" / "fm" / "libnvfm-sim.so";
+  const auto beside = process::SelfExecutable().parent_path() / "sim" / "fm" / "libnvfm-sim.so";
   if (std::filesystem::exists(beside)) return beside;
   return GFP_SIM_FM_LIBRARY;
 }
