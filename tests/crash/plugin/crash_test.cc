@@ -77,10 +77,11 @@ const char* Name(KillPoint k) {
 }
 
 std::string RerunCommand(std::uint64_t seed, std::uint64_t rounds) {
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
   return "GFP_CRASH_SEED=" + std::to_string(seed) +
          " GFP_CRASH_ITERATIONS=" + std::to_string(rounds) + " " +
-         process::SelfExecutable().string() +
-         " --gtest_filter=" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "*";
+         process::SelfExecutable().string() + " --gtest_filter=" + test->test_suite_name() + "." +
+         test->name();
 }
 
 // One seeded run against one simulated world. Failures are gtest failures; `trace` is the run,
@@ -101,7 +102,8 @@ class CrashRun {
 
   void Run(std::uint64_t rounds) {
     ASSERT_TRUE(world_);
-    ASSERT_TRUE(world_->StartPlugin().ok());
+    const Status started = world_->StartPlugin();
+    ASSERT_TRUE(started.ok()) << started.message();
     ASSERT_TRUE(world_->WaitRegisteredAndHealthy(++registrations_).ok()) << SeeLog();
     for (std::uint64_t round = 0; round < rounds; ++round) {
       SCOPED_TRACE("round " + std::to_string(round));
@@ -165,7 +167,8 @@ class CrashRun {
     // FM as the plugin left it: running pods' partitions must have been active then.
     auto fm_at_crash = world_->FabricActive();
     ASSERT_TRUE(fm_at_crash.ok()) << fm_at_crash.status().message();
-    ASSERT_TRUE(world_->StartPlugin().ok());
+    const Status restarted = world_->StartPlugin();
+    ASSERT_TRUE(restarted.ok()) << restarted.message();
     ASSERT_TRUE(world_->WaitRegisteredAndHealthy(++registrations_).ok())
         << "serve did not come back" << SeeLog();
     ASSERT_NO_FATAL_FAILURE(WaitSettled());
