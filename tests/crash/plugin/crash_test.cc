@@ -117,7 +117,7 @@ class CrashRun {
   std::string SeeLog() const { return "; see " + world_->log_path().string(); }
 
  private:
-  // An operation: admit a pod of `gpus` GPUs, or delete the `victim`-th running pod.
+  // An operation: admit a pod of `gpus` GPUs, or delete the running pod `victim`.
   struct Op {
     bool admit = true;
     int gpus = 0;
@@ -203,12 +203,13 @@ class CrashRun {
     }
     if (where == "idle") {
       runner.join();
-      ASSERT_NO_FATAL_FAILURE(WaitSettled());
+      WaitSettled();
     }
-    ASSERT_TRUE(world_->CrashPlugin().ok());
-    if (runner.joinable()) runner.join();
+    const Status crashed = world_->CrashPlugin();
+    if (runner.joinable()) runner.join();  // the killed call returns
     EXPECT_TRUE(world_->fabric().SetLatency(kActivate, 0).ok());
     EXPECT_TRUE(world_->fabric().SetLatency(kDeactivate, 0).ok());
+    ASSERT_TRUE(crashed.ok()) << crashed.message() << SeeLog();
     // What kubelet got from a killed call is whatever the broken connection said.
     if (where != "idle") described = described.substr(0, described.find(": ")) + ": (killed)";
     trace_.push_back("  " + described);
