@@ -26,14 +26,11 @@
 //    from /proc over --steady-seconds (60; --quick: 3); also the time from exec to registered.
 // 4. Cold start of the real binary with a journal of --cold-events (1,000,000; --quick: 2,000)
 //    events and a snapshot at its end: exec to registered (target <= 200 ms).
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sqlite3.h>
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -51,6 +48,7 @@
 #include "sim/fm/fm_sim_control.h"
 #include "engine/engine.h"
 #include "plugin/service.h"
+#include "process/child_process.h"
 #include "sim/kubelet/fake_kubelet.h"
 #include "sim/node/fake_node.h"
 #include "statemachine/apply.h"
@@ -59,8 +57,6 @@
 #include "statemachine/state.h"
 #include "store/journal.h"
 #include "bench/bench_report.h"
-
-extern char** environ;
 
 namespace {
 
@@ -508,42 +504,35 @@ ProcSample SampleProc(pid_t pid) {
 
 // The real binary, started against `node` and registered with `kubelet`.
 struct Spawned {
-  pid_t pid = 0;
+  std::unique_ptr<gfp::process::ChildProcess> process;
   std::string resource;
   double registered_ms = 0;  // exec to every device reported Healthy
   std::string log;
 };
 
 Spawned SpawnServe(const Node& node, FakeKubelet& kubelet) {
-  ::setenv("NVFM_SIM_STATE", node.fm_state.c_str(), 1);
-  const std::string binary = GFP_BENCH_PLUGIN_BINARY;
-  std::vector<std::string> args = {
-      binary,
-      "serve",
-      "--fabric-manager",
-      "--fm-library=" + std::string(GFP_BENCH_NVFM_SIM),
-      "--sysfs-root=" + node.tree.sysfs_root.string(),
-      "--dev-root=" + node.tree.dev_root.string(),
-      "--pci-module-mapping=" + node.tree.module_mapping_file.string(),
-      "--pci-ids=" + node.tree.pci_ids_file.string(),
-      "--device-plugin-dir=" + node.device_plugin_dir.string(),
-      "--pod-resources-socket=" + node.pod_resources_socket.string(),
-      "--journal=" + node.journal.string()};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  gfp::process::ProcessOptions o;
+  o.binary = GFP_BENCH_PLUGIN_BINARY;
+  o.args = {"serve",
+            "--fabric-manager",
+            "--fm-library=" + std::string(GFP_BENCH_NVFM_SIM),
+            "--sysfs-root=" + node.tree.sysfs_root.string(),
+            "--dev-root=" + node.tree.dev_root.string(),
+            "--pci-module-mapping=" + node.tree.module_mapping_file.string(),
+            "--pci-ids=" + node.tree.pci_ids_file.string(),
+            "--device-plugin-dir=" + node.device_plugin_dir.string(),
+            "--pod-resources-socket=" + node.pod_resources_socket.string(),
+            "--journal=" + node.journal.string()};
+  o.env = {{"NVFM_SIM_STATE", node.fm_state}};
+  o.log_path = node.dir / "serve.log";
+  std::error_code ignored;
+  fs::remove(o.log_path, ignored);  // the log of this run only
   Spawned out;
-  out.log = (node.dir / "serve.log").string();
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  out.log = o.log_path.string();
   const auto spawned = Clock::now();
-  if (posix_spawn(&out.pid, binary.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
-    Die("cannot start " + binary);
-  }
-  posix_spawn_file_actions_destroy(&actions);
+  auto started = gfp::process::ChildProcess::Start(std::move(o));
+  if (!started.ok()) Die(started.status().message());
+  out.process = std::move(started).value();
 
   const auto deadline = Clock::now() + std::chrono::seconds(60);
   while (out.resource.empty() && Clock::now() < deadline) {
@@ -556,8 +545,7 @@ Spawned SpawnServe(const Node& node, FakeKubelet& kubelet) {
   if (out.resource.empty() ||
       !kubelet.WaitForDevices(out.resource, [&](const auto& d) { return AllHealthy(d, gpus); },
                               std::chrono::seconds(30))) {
-    ::kill(out.pid, SIGKILL);
-    ::waitpid(out.pid, nullptr, 0);
+    out.process->Kill();
     Die("the binary did not register healthy devices; see " + out.log);
   }
   out.registered_ms = Seconds(Clock::now() - spawned) * 1000;
@@ -565,21 +553,11 @@ Spawned SpawnServe(const Node& node, FakeKubelet& kubelet) {
 }
 
 // SIGTERM, then wait (SIGKILL after 15 s). Returns whether it exited 0, and the time taken.
-bool StopServe(pid_t pid, double* stop_ms) {
+bool StopServe(gfp::process::ChildProcess& serve, double* stop_ms) {
   const auto term_sent = Clock::now();
-  ::kill(pid, SIGTERM);
-  int wstatus = 0;
-  const auto stop_deadline = Clock::now() + std::chrono::seconds(15);
-  pid_t done = 0;
-  while ((done = ::waitpid(pid, &wstatus, WNOHANG)) == 0 && Clock::now() < stop_deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  const gfp::process::ExitStatus status = serve.Terminate(std::chrono::seconds(15));
   *stop_ms = Seconds(Clock::now() - term_sent) * 1000;
-  if (done == 0) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &wstatus, 0);
-  }
-  return done != 0 && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
+  return status.success();
 }
 
 // The line the plugin logs after recovering its journal ("journal ... recovered in ...").
@@ -598,7 +576,7 @@ void BenchSteadyState(const fs::path& work, double seconds, double settle) {
   FakeKubelet kubelet(KubeletOptionsFor(node));
   if (auto s = kubelet.Start(); !s.ok()) Die(s.message());
   const Spawned serve = SpawnServe(node, kubelet);
-  const pid_t pid = serve.pid;
+  const pid_t pid = serve.process->pid();
 
   // One VM pod with 2 GPUs (GPA, Allocate with FM, PreStart), seen by reconciliation.
   auto pod = kubelet.AdmitPod("default", "vm-bench", {{"compute", 2}}, serve.resource);
@@ -621,7 +599,7 @@ void BenchSteadyState(const fs::path& work, double seconds, double settle) {
   const double cpu_pct = (last.cpu_seconds - first.cpu_seconds) / wall * 100.0;
 
   double stop_ms = 0;
-  const bool clean_exit = StopServe(pid, &stop_ms);
+  const bool clean_exit = StopServe(*serve.process, &stop_ms);
   kubelet.Stop();
 
   Row("binary: exec to registered (all devices Healthy)", Fmt("%.0f ms", serve.registered_ms),
@@ -729,7 +707,7 @@ void BenchColdStart(const fs::path& work, std::uint64_t events) {
   if (auto s = kubelet.Start(); !s.ok()) Die(s.message());
   const Spawned serve = SpawnServe(node, kubelet);
   double stop_ms = 0;
-  const bool clean_exit = StopServe(serve.pid, &stop_ms);
+  const bool clean_exit = StopServe(*serve.process, &stop_ms);
   kubelet.Stop();
   Row(Fmt("binary: exec to registered, %.0f-event journal", static_cast<double>(n)),
       Fmt("%.0f ms", serve.registered_ms),

@@ -5,10 +5,8 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
-#include "adapters/fm/fabric_manager_client.h"
-#include "adapters/host/module_mapping.h"
-#include "adapters/host/pci_ids.h"
 #include "adapters/kubelet/grpc_lifetime.h"
+#include "plugin/build_core.h"
 
 namespace gfp::plugin {
 namespace {
@@ -20,16 +18,6 @@ constexpr std::chrono::milliseconds kRegisterDeadline{5000};
 constexpr std::chrono::milliseconds kMaxRegisterBackoff{5000};
 // Journal (issue 8): checkpoint the -wal into the main file once appends paused this long.
 constexpr std::chrono::seconds kCheckpointWhenIdleFor{2};
-
-Result<adapters::PciIds> LoadNames(const ServeConfig& config) {
-  if (!config.pci_ids.empty()) return adapters::LoadPciIds(config.pci_ids);
-  auto found = adapters::FindPciIdsFile();
-  if (!found.ok()) {
-    spdlog::warn("{}; resources are named by raw device id", found.status().message());
-    return adapters::PciIds();
-  }
-  return adapters::LoadPciIds(*found);
-}
 
 // Watches <dev-root>/vfio for group nodes appearing or disappearing; -1 when not watchable.
 int WatchVfioDir(const std::filesystem::path& dev_root) {
@@ -65,38 +53,7 @@ bool WaitForVfioEvents(int fd, std::chrono::milliseconds timeout) {
 Result<std::unique_ptr<Service>> Service::Create(ServeConfig config, const std::string& version,
                                                  Clock clock) {
   kubelet::KeepGrpcInitialized();
-  GFP_ASSIGN_OR_RETURN(auto engine, engine::Engine::Open(config.journal));
-  const auto& recovery = engine->recovery();
-  if (!recovery.journal_note.empty()) spdlog::warn("{}", recovery.journal_note);  // journal
-  spdlog::info("journal {} recovered in {:.1f} ms (snapshot at seq {}, {} events replayed)",
-               config.journal.string(), recovery.milliseconds, recovery.snapshot_seq,
-               recovery.events_replayed);
-  for (const auto& skipped : recovery.skipped_snapshots) spdlog::warn("{}", skipped);
-
-  GFP_ASSIGN_OR_RETURN(adapters::PciIds names, LoadNames(config));
-  GFP_ASSIGN_OR_RETURN(NodeInventory inventory, ScanNode(config.sysfs_root, names));
-  if (inventory.resources.empty()) {
-    spdlog::warn("no NVIDIA device bound to vfio-pci under {}", config.sysfs_root.string());
-  }
-
-  std::optional<adapters::ModuleMapping> mapping;
-  std::unique_ptr<FabricLink> fabric;
-  if (config.fabric_manager) {
-    const auto bdfs = inventory.Bdfs();
-    GFP_ASSIGN_OR_RETURN(auto checked,
-                         adapters::LoadModuleMappingFor(config.pci_module_mapping, bdfs));
-    for (const auto& warning : checked.warnings) spdlog::warn("{}", warning);
-    mapping = std::move(checked.mapping);
-    fm::FabricManagerConfig fm_config;
-    fm_config.library_path = config.fm_library;
-    fm_config.address = config.fm_address;
-    fm_config.call_deadline = config.fm_call_deadline;
-    GFP_ASSIGN_OR_RETURN(auto client, fm::FabricManagerClient::Create(fm_config));
-    fabric = std::make_unique<FabricLink>(std::move(client));
-  }
-  auto core = std::make_unique<PluginCore>(config, std::move(engine), std::move(inventory),
-                                           std::move(mapping), std::move(fabric), std::move(clock));
-  GFP_RETURN_IF_ERROR(core->Start(version));
+  GFP_ASSIGN_OR_RETURN(auto core, BuildCore(config, version, std::move(clock)));
   return std::unique_ptr<Service>(new Service(std::move(config), std::move(core)));
 }
 

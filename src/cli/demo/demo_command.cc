@@ -24,7 +24,7 @@ struct DemoFlags {
 std::filesystem::path FindSimLibrary(const std::string& flag) {
   if (!flag.empty()) return flag;
   // Next to the binary in a build tree, else where this binary was built.
-  const auto beside = SelfExecutable().parent_path() / "sim" / "fm" / "libnvfm-sim.so";
+  const auto beside = process::SelfExecutable().parent_path() / "sim" / "fm" / "libnvfm-sim.so";
   if (std::filesystem::exists(beside)) return beside;
   return GFP_SIM_FM_LIBRARY;
 }
@@ -123,7 +123,8 @@ int RunDemo(const DemoFlags& flags) {
       return Status::Ok();
     }));
     std::cout << "    partition " << pid << " released after the grace period\n";
-    return w.FabricMatchesJournal();
+    // FM changes before the plugin journals the outcome: the journal may lag by a commit.
+    return DemoWorld::Eventually([&] { return w.FabricMatchesJournal(); });
   };
   auto deactivations = [&]() -> Result<int> {
     GFP_ASSIGN_OR_RETURN(auto calls, w.fabric().CallLog());

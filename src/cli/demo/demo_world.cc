@@ -1,7 +1,5 @@
 #include "cli/demo/demo_world.h"
 
-#include <signal.h>
-
 #include <thread>
 
 #include "common/strings.h"
@@ -36,7 +34,7 @@ DemoWorld::DemoWorld(DemoOptions options, sim::FakeNode node, fmsim::FmSimContro
       fabric_(std::make_unique<fmsim::FmSimControl>(std::move(fabric))) {}
 
 DemoWorld::~DemoWorld() {
-  if (serve_.running()) serve_.Stop(SIGKILL, std::chrono::seconds(5)).status().IgnoreError();
+  serve_.reset();  // SIGKILLs a serve still running
   if (kubelet_) kubelet_->Stop();
 }
 
@@ -59,15 +57,37 @@ std::vector<std::string> DemoWorld::ServeArgs() const {
 }
 
 Status DemoWorld::StartPlugin() {
-  const auto binary = options_.plugin_binary.empty() ? SelfExecutable() : options_.plugin_binary;
-  return serve_.Start(binary, ServeArgs(),
-                      {{"NVFM_SIM_STATE", fabric_->state_path()}, {"NODE_NAME", "demo-hgx-h100"}},
-                      log_path());
+  if (serve_ && serve_->Running()) {
+    return FailedPrecondition("serve (pid " + std::to_string(serve_->pid()) + ") still runs");
+  }
+  process::ProcessOptions o;
+  o.binary = options_.plugin_binary.empty() ? process::SelfExecutable() : options_.plugin_binary;
+  o.args = ServeArgs();
+  o.env = {{"NVFM_SIM_STATE", fabric_->state_path()}, {"NODE_NAME", "demo-hgx-h100"}};
+  o.log_path = log_path();
+  GFP_ASSIGN_OR_RETURN(serve_, process::ChildProcess::Start(std::move(o)));
+  return Status::Ok();
 }
 
-Status DemoWorld::CrashPlugin() { return serve_.Stop(SIGKILL, std::chrono::seconds(5)).status(); }
+Status DemoWorld::CrashPlugin() {
+  if (!serve_ || !serve_->Running()) return FailedPrecondition("serve is not running");
+  serve_->Kill();
+  return Status::Ok();
+}
 
-Result<int> DemoWorld::StopPlugin() { return serve_.Stop(SIGTERM, std::chrono::seconds(15)); }
+std::optional<int> DemoWorld::PluginExited() {
+  if (!serve_ || serve_->Running()) return std::nullopt;
+  return serve_->exit_status()->ShellCode();
+}
+
+Result<int> DemoWorld::StopPlugin() {
+  if (!serve_ || !serve_->Running()) return FailedPrecondition("serve is not running");
+  const process::ExitStatus status = serve_->Terminate(std::chrono::seconds(15));
+  if (status.killed_after_timeout) {
+    return DeadlineExceeded("serve did not stop within 15000 ms of SIGTERM; killed");
+  }
+  return status.ShellCode();
+}
 
 Status DemoWorld::Eventually(const std::function<Status()>& check,
                              std::chrono::milliseconds timeout) {
@@ -82,7 +102,7 @@ Status DemoWorld::Eventually(const std::function<Status()>& check,
 
 Status DemoWorld::WaitRegisteredAndHealthy(int min_registrations) {
   return Eventually([&]() -> Status {
-    if (auto code = serve_.Poll()) {
+    if (auto code = PluginExited()) {
       return Internal("serve exited with code " + std::to_string(*code) + " (see " +
                       log_path().string() + ")");
     }

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/demo/child_process.h"
 #include "common/status.h"
+#include "process/child_process.h"
 #include "sim/fm/fm_sim_control.h"
 #include "sim/kubelet/fake_kubelet.h"
 #include "sim/node/fake_node.h"
@@ -34,9 +34,11 @@ class DemoWorld {
 
   Status StartPlugin();
   Status CrashPlugin();  // SIGKILL
-  // The exit code if serve has ended on its own.
-  std::optional<int> PluginExited() { return serve_.Poll(); }
+  // The exit code (128 + signal when killed) once serve has ended, nullopt while it runs.
+  std::optional<int> PluginExited();
   Result<int> StopPlugin();  // SIGTERM, the exit code
+  // The running (or last) serve process, for its pid and command line.
+  const process::ChildProcess* serve() const { return serve_.get(); }
 
   // Polls `check` until it succeeds or `timeout` passes; the last failure otherwise.
   static Status Eventually(const std::function<Status()>& check,
@@ -65,7 +67,7 @@ class DemoWorld {
   sim::FakeNode node_;
   std::unique_ptr<fmsim::FmSimControl> fabric_;
   std::unique_ptr<kubelet::FakeKubelet> kubelet_;
-  ChildProcess serve_;
+  std::unique_ptr<process::ChildProcess> serve_;
   std::string resource_ = "nvidia.com/GH100_H100_SXM5_80GB";
 };
 

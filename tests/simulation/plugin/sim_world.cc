@@ -2,20 +2,18 @@
 
 #include <cstdlib>
 
-#include "adapters/fm/fabric_manager_client.h"
-#include "adapters/host/module_mapping.h"
-#include "adapters/host/pci_ids.h"
-#include "engine/engine.h"
-#include "plugin/core/fabric_link.h"
-#include "plugin/core/node_inventory.h"
+#include "plugin/build_core.h"
 
 namespace gfp::simtest {
 
 const char* FmTableFor(sim::NodePreset preset) {
   switch (preset) {
-    case sim::NodePreset::kHgxH100: return "h100";
-    case sim::NodePreset::kHgxB200: return "b200";
-    case sim::NodePreset::kHgxA100x16: return "a100";
+    case sim::NodePreset::kHgxH100:
+      return "h100";
+    case sim::NodePreset::kHgxB200:
+      return "b200";
+    case sim::NodePreset::kHgxA100x16:
+      return "a100";
   }
   return "h100";
 }
@@ -54,35 +52,22 @@ Status SimWorld::StartPlugin() {
   if (::setenv("NVFM_SIM_STATE", fm_.state_path().c_str(), 1) != 0) {
     return Internal("setenv NVFM_SIM_STATE failed");
   }
-  // As plugin::Service::Create: journal, node scan, module mapping, FM client, core, Start.
-  GFP_ASSIGN_OR_RETURN(auto engine, engine::Engine::Open(config_.journal));
-  GFP_ASSIGN_OR_RETURN(adapters::PciIds names, adapters::LoadPciIds(config_.pci_ids));
-  GFP_ASSIGN_OR_RETURN(plugin::NodeInventory inventory, plugin::ScanNode(config_.sysfs_root, names));
-  if (inventory.resources.size() != 1) {
-    return Internal("expected one GPU resource on the fake node, found " +
-                    std::to_string(inventory.resources.size()));
-  }
-  resource_ = inventory.resources.front().naming.resource_name;
-  const auto bdfs = inventory.Bdfs();
-  GFP_ASSIGN_OR_RETURN(auto checked,
-                       adapters::LoadModuleMappingFor(config_.pci_module_mapping, bdfs));
-  fm::FabricManagerConfig fm_config;
-  fm_config.library_path = config_.fm_library;
-  fm_config.address = config_.fm_address;
-  fm_config.call_deadline = config_.fm_call_deadline;
-  // The client's reconnect backoff is real sleeping; keep it tiny so FM faults cost no time.
-  fm_config.reconnect_backoff_initial = std::chrono::milliseconds(1);
-  fm_config.reconnect_backoff_max = std::chrono::milliseconds(2);
-  GFP_ASSIGN_OR_RETURN(auto client, fm::FabricManagerClient::Create(fm_config));
-  auto fabric = std::make_unique<plugin::FabricLink>(std::move(client));
-  core_ = std::make_unique<plugin::PluginCore>(config_, std::move(engine), std::move(inventory),
-                                               std::move(checked.mapping), std::move(fabric),
-                                               [this] { return now_; });
-  Status started = core_->Start("simulation");
-  if (!started.ok()) {
+  // Built as plugin::Service::Create builds it; only the reconnect backoff is shorter (it is
+  // real sleeping) so that FM faults cost no time.
+  plugin::CoreOverrides overrides;
+  overrides.fm_reconnect_backoff_initial = std::chrono::milliseconds(1);
+  overrides.fm_reconnect_backoff_max = std::chrono::milliseconds(2);
+  auto built = plugin::BuildCore(
+      config_, "simulation", [this] { return now_; }, overrides);
+  if (!built.ok()) return built.status().WithContext("plugin::BuildCore");
+  core_ = std::move(built).value();
+  const auto& resources = core_->inventory().resources;
+  if (resources.size() != 1) {
+    const auto found = resources.size();
     core_.reset();
-    return started.WithContext("PluginCore::Start");
+    return Internal("expected one GPU resource on the fake node, found " + std::to_string(found));
   }
+  resource_ = resources.front().naming.resource_name;
   ++starts_;
   // As plugin::Service::Run before serving: sync FM (may fail: FM down), then health.
   core_->SyncFabricManager();

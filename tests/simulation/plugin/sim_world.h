@@ -1,8 +1,8 @@
 // The world one simulated scenario runs in: a fake node tree, the simulated Fabric Manager (its
 // state file and control API), a journal in a temp dir, a fake clock, and the real PluginCore built
-// the way plugin::Service::Create builds it (engine, node scan, module mapping, FM client through
-// dlopen of the simulated library). No gRPC, no threads of our own, no sleeping: the test calls
-// PluginCore's methods itself and advances the clock by hand.
+// by plugin::BuildCore, the composition root Service::Create uses (engine, node scan, module
+// mapping, FM client through dlopen of the simulated library). No gRPC, no threads of our own, no
+// sleeping: the test calls PluginCore's methods itself and advances the clock by hand.
 #pragma once
 
 #include <cstdint>
@@ -35,8 +35,9 @@ class SimWorld {
   SimWorld(const SimWorld&) = delete;
   SimWorld& operator=(const SimWorld&) = delete;
 
-  // Builds a PluginCore from the journal on disk (like a fresh `serve` process), then Start and
-  // SyncFabricManager, as Service::Create and Service::Run do. The plugin must be down.
+  // Builds a started PluginCore from the journal on disk with plugin::BuildCore (like a fresh
+  // `serve` process), then SyncFabricManager and CheckHealth, as Service::Run does. The plugin must
+  // be down.
   Status StartPlugin();
   // The process dies: PluginCore (and with it the engine and the FM client) is destroyed without
   // any clean shutdown step (no snapshot, no stopping of servers).

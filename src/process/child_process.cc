@@ -1,7 +1,6 @@
-#include "integration/plugin/plugin_process.h"
+#include "process/child_process.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,14 +10,11 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 extern char** environ;
 
-namespace gfp::testing {
+namespace gfp::process {
 namespace {
-
-using Steady = std::chrono::steady_clock;
 
 std::string Quote(const std::string& s) {
   if (!s.empty() && s.find_first_of(" \t\n'\"\\$`*?[]{}()<>|&;!#~") == std::string::npos) {
@@ -48,6 +44,8 @@ ExitStatus Decode(int wstatus) {
 
 std::string CommandLineOf(const ProcessOptions& o) {
   std::string out;
+  for (const auto& key : o.unset_env) out += "-u " + Quote(key) + " ";
+  if (!out.empty()) out = "env " + out;
   for (const auto& [key, value] : o.env) out += key + "=" + Quote(value) + " ";
   out += Quote(o.binary.string());
   for (const auto& a : o.args) out += " " + Quote(a);
@@ -68,41 +66,54 @@ std::vector<std::string> ChildEnvironment(const ProcessOptions& o) {
   return out;
 }
 
-Result<pid_t> Spawn(const ProcessOptions& o) {
-  if (o.log_path.empty()) return InvalidArgument("ProcessOptions.log_path is required");
-  std::vector<std::string> argv_storage;
-  argv_storage.push_back(o.binary.string());
-  argv_storage.insert(argv_storage.end(), o.args.begin(), o.args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_storage = ChildEnvironment(o);
-  std::vector<char*> envp;
-  for (auto& e : env_storage) envp.push_back(e.data());
-  envp.push_back(nullptr);
+std::vector<char*> Pointers(std::vector<std::string>& storage) {
+  std::vector<char*> out;
+  for (auto& s : storage) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  const std::string log = o.log_path.string();
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+// stdin from /dev/null, stdout and stderr appended to the log, nothing else inherited.
+void SetUpFiles(posix_spawn_file_actions_t* actions, const std::string& log) {
+  posix_spawn_file_actions_addopen(actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(actions, STDOUT_FILENO, log.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0600);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Default signal dispositions and an empty mask in the child, whatever the test runner set.
+  posix_spawn_file_actions_adddup2(actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_addclosefrom_np(actions, STDERR_FILENO + 1);
+}
+
+// Default dispositions and an empty mask in the child, whatever the parent (a test runner, a
+// shell that ignores SIGINT for background jobs, a thread blocking SIGTERM) set.
+void ResetSignals(posix_spawnattr_t* attr) {
   sigset_t all, none;
   sigfillset(&all);
   sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setsigdefault(attr, &all);
+  posix_spawnattr_setsigmask(attr, &none);
+  posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+}
+
+Result<pid_t> Spawn(const ProcessOptions& o) {
+  if (o.log_path.empty()) return InvalidArgument("ProcessOptions.log_path is required");
+  std::vector<std::string> argv_storage = {o.binary.string()};
+  argv_storage.insert(argv_storage.end(), o.args.begin(), o.args.end());
+  std::vector<std::string> env_storage = ChildEnvironment(o);
+  std::vector<char*> argv = Pointers(argv_storage);
+  std::vector<char*> envp = Pointers(env_storage);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  SetUpFiles(&actions, o.log_path.string());
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  ResetSignals(&attr);
   pid_t pid = -1;
   const int rc = ::posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
-    return Internal("posix_spawn " + o.binary.string() + ": " + std::strerror(rc));
+    return Internal("cannot start " + o.binary.string() + " (log " + o.log_path.string() +
+                    "): " + std::strerror(rc));
   }
   return pid;
 }
@@ -110,11 +121,15 @@ Result<pid_t> Spawn(const ProcessOptions& o) {
 }  // namespace
 
 std::string ExitStatus::ToString() const {
-  if (exited) return "exit code " + std::to_string(code);
-  if (signal)
-    return std::string("killed by signal ") + std::to_string(signal) + " (" + ::strsignal(signal) +
-           ")";
-  return "not ended";
+  std::string out;
+  if (exited) {
+    out = "exit code " + std::to_string(code);
+  } else if (signal) {
+    out = "killed by signal " + std::to_string(signal) + " (" + ::strsignal(signal) + ")";
+  } else {
+    out = "not ended";
+  }
+  return killed_after_timeout ? out + ", after its stop timeout" : out;
 }
 
 std::string ReadFileOrEmpty(const std::filesystem::path& path) {
@@ -124,18 +139,24 @@ std::string ReadFileOrEmpty(const std::filesystem::path& path) {
   return out.str();
 }
 
-Result<std::unique_ptr<PluginProcess>> PluginProcess::Start(ProcessOptions options) {
-  GFP_ASSIGN_OR_RETURN(pid_t pid, Spawn(options));
-  return std::unique_ptr<PluginProcess>(new PluginProcess(std::move(options), pid));
+std::filesystem::path SelfExecutable() {
+  std::error_code ec;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path() : path;
 }
 
-PluginProcess::~PluginProcess() {
+Result<std::unique_ptr<ChildProcess>> ChildProcess::Start(ProcessOptions options) {
+  GFP_ASSIGN_OR_RETURN(pid_t pid, Spawn(options));
+  return std::unique_ptr<ChildProcess>(new ChildProcess(std::move(options), pid));
+}
+
+ChildProcess::~ChildProcess() {
   if (!exit_) Kill();
 }
 
-std::string PluginProcess::CommandLine() const { return CommandLineOf(options_); }
+std::string ChildProcess::CommandLine() const { return CommandLineOf(options_); }
 
-bool PluginProcess::Reap(bool block) {
+bool ChildProcess::Reap(bool block) {
   if (exit_) return true;
   int wstatus = 0;
   pid_t r;
@@ -153,30 +174,32 @@ bool PluginProcess::Reap(bool block) {
   return false;
 }
 
-bool PluginProcess::Running() { return !Reap(false); }
+bool ChildProcess::Running() { return !Reap(false); }
 
-std::optional<ExitStatus> PluginProcess::WaitForExit(std::chrono::milliseconds timeout) {
-  WaitUntil([&] { return Reap(false); }, timeout, std::chrono::milliseconds(10));
+std::optional<ExitStatus> ChildProcess::WaitForExit(std::chrono::milliseconds timeout) {
+  WaitUntil([&] { return Reap(false); }, timeout, std::chrono::milliseconds(5));
   return exit_;
 }
 
-ExitStatus PluginProcess::Terminate(std::chrono::milliseconds timeout) {
+ExitStatus ChildProcess::Terminate(std::chrono::milliseconds timeout, int signal) {
   if (Reap(false)) return *exit_;
-  ::kill(pid_, SIGTERM);
+  ::kill(pid_, signal);
   if (WaitForExit(timeout)) return *exit_;
-  return Kill();
+  Kill();
+  exit_->killed_after_timeout = true;
+  return *exit_;
 }
 
-ExitStatus PluginProcess::Kill() {
+ExitStatus ChildProcess::Kill() {
   if (Reap(false)) return *exit_;
   ::kill(pid_, SIGKILL);
   Reap(true);
   return *exit_;
 }
 
-std::string PluginProcess::Log() const { return ReadFileOrEmpty(options_.log_path); }
+std::string ChildProcess::Log() const { return ReadFileOrEmpty(options_.log_path); }
 
-bool PluginProcess::WaitForLog(const std::string& needle, std::chrono::milliseconds timeout) {
+bool ChildProcess::WaitForLog(const std::string& needle, std::chrono::milliseconds timeout) {
   return WaitUntil(
       [&] {
         if (Log().find(needle) != std::string::npos) return true;
@@ -189,7 +212,7 @@ bool PluginProcess::WaitForLog(const std::string& needle, std::chrono::milliseco
 Result<CommandResult> RunCommand(ProcessOptions options, std::chrono::milliseconds timeout) {
   std::error_code ignored;
   std::filesystem::remove(options.log_path, ignored);
-  GFP_ASSIGN_OR_RETURN(auto process, PluginProcess::Start(options));
+  GFP_ASSIGN_OR_RETURN(auto process, ChildProcess::Start(options));
   CommandResult result;
   result.command_line = process->CommandLine();
   auto status = process->WaitForExit(timeout);
@@ -204,4 +227,4 @@ Result<CommandResult> RunCommand(ProcessOptions options, std::chrono::millisecon
   return result;
 }
 
-}  // namespace gfp::testing
+}  // namespace gfp::process

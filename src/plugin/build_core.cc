@@ -1,0 +1,78 @@
+#include "plugin/build_core.h"
+
+#include <spdlog/spdlog.h>
+
+#include "adapters/fm/fabric_manager_client.h"
+#include "adapters/host/module_mapping.h"
+#include "adapters/host/pci_ids.h"
+#include "plugin/core/fabric_link.h"
+#include "plugin/core/node_inventory.h"
+
+namespace gfp::plugin {
+namespace {
+
+Result<adapters::PciIds> LoadNames(const ServeConfig& config) {
+  if (!config.pci_ids.empty()) return adapters::LoadPciIds(config.pci_ids);
+  auto found = adapters::FindPciIdsFile();
+  if (!found.ok()) {
+    spdlog::warn("{}; resources are named by raw device id", found.status().message());
+    return adapters::PciIds();
+  }
+  return adapters::LoadPciIds(*found);
+}
+
+Result<std::unique_ptr<engine::Engine>> OpenJournal(const ServeConfig& config,
+                                                    const engine::EngineOptions& options) {
+  GFP_ASSIGN_OR_RETURN(auto engine, engine::Engine::Open(config.journal, options));
+  const auto& recovery = engine->recovery();
+  if (!recovery.journal_note.empty()) spdlog::warn("{}", recovery.journal_note);
+  spdlog::info("journal {} recovered in {:.1f} ms (snapshot at seq {}, {} events replayed)",
+               config.journal.string(), recovery.milliseconds, recovery.snapshot_seq,
+               recovery.events_replayed);
+  for (const auto& skipped : recovery.skipped_snapshots) spdlog::warn("{}", skipped);
+  return engine;
+}
+
+Result<std::unique_ptr<FabricLink>> MakeFabricLink(const ServeConfig& config,
+                                                   const CoreOverrides& overrides) {
+  fm::FabricManagerConfig fm_config;
+  fm_config.library_path = config.fm_library;
+  fm_config.address = config.fm_address;
+  fm_config.call_deadline = config.fm_call_deadline;
+  if (overrides.fm_reconnect_backoff_initial) {
+    fm_config.reconnect_backoff_initial = *overrides.fm_reconnect_backoff_initial;
+  }
+  if (overrides.fm_reconnect_backoff_max) {
+    fm_config.reconnect_backoff_max = *overrides.fm_reconnect_backoff_max;
+  }
+  GFP_ASSIGN_OR_RETURN(auto client, fm::FabricManagerClient::Create(fm_config));
+  return std::make_unique<FabricLink>(std::move(client));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PluginCore>> BuildCore(const ServeConfig& config, const std::string& version,
+                                              Clock clock, const CoreOverrides& overrides) {
+  GFP_ASSIGN_OR_RETURN(auto engine, OpenJournal(config, overrides.engine));
+  GFP_ASSIGN_OR_RETURN(adapters::PciIds names, LoadNames(config));
+  GFP_ASSIGN_OR_RETURN(NodeInventory inventory, ScanNode(config.sysfs_root, names));
+  if (inventory.resources.empty()) {
+    spdlog::warn("no NVIDIA device bound to vfio-pci under {}", config.sysfs_root.string());
+  }
+
+  std::optional<adapters::ModuleMapping> mapping;
+  std::unique_ptr<FabricLink> fabric;
+  if (config.fabric_manager) {
+    GFP_ASSIGN_OR_RETURN(
+        auto checked, adapters::LoadModuleMappingFor(config.pci_module_mapping, inventory.Bdfs()));
+    for (const auto& warning : checked.warnings) spdlog::warn("{}", warning);
+    mapping = std::move(checked.mapping);
+    GFP_ASSIGN_OR_RETURN(fabric, MakeFabricLink(config, overrides));
+  }
+  auto core = std::make_unique<PluginCore>(config, std::move(engine), std::move(inventory),
+                                           std::move(mapping), std::move(fabric), std::move(clock));
+  GFP_RETURN_IF_ERROR(core->Start(version));
+  return core;
+}
+
+}  // namespace gfp::plugin
