@@ -329,7 +329,18 @@ Status ScenarioRunner::StartUp() {
   sm::Decision decision;
   GFP_RETURN_IF_ERROR(Execute(MappingOf(mapped, now_), &decision));
   if (!decision.refusal.empty()) return Internal("start-up refused: " + decision.refusal);
-  return SyncFabricManager();
+  GFP_RETURN_IF_ERROR(SyncFabricManager());
+  // What start-up recovery promises: nothing left pending, no request left waiting.
+  for (const auto& [pid, intent] : executor_.state().intents) {
+    return Internal("after start-up recovery partition " + std::to_string(pid) +
+                    " still has a pending " + sm::IntentKindName(intent.kind));
+  }
+  for (const auto& [id, allocation] : executor_.state().allocations) {
+    if (allocation.status == sm::AllocationStatus::kRequested) {
+      return Internal("after start-up recovery " + id + " is still requested");
+    }
+  }
+  return Status::Ok();
 }
 
 Status ScenarioRunner::Restart() {
