@@ -138,7 +138,7 @@ void ExpectReplay(Engine& engine, std::uint64_t seq, bool use_snapshots, const S
       std::string(use_snapshots
                       ? "snapshot at seq " + std::to_string(report.snapshot_seq) + " + tail"
                       : "from seq 1") +
-      " up to seq " + std::to_string(seq);
+      (seq == 0 ? " to the end" : " up to seq " + std::to_string(seq));
   if (!replayed.ok()) RC_FAIL("replay " + how + " failed: " + replayed.status().message());
   if (!(*replayed == expected)) RC_FAIL("replay " + how + " " + StateDiff(expected, *replayed));
 }
@@ -158,6 +158,9 @@ void Live(Life& life) {
   options.snapshot_every = *rc::gen::inRange<std::uint64_t>(1, 40);
   options.snapshots_kept = *rc::gen::weightedElement<std::uint64_t>({{3, 1000}, {1, 2}});
   const auto copy_at = *rc::gen::inRange<std::size_t>(1, steps.size() + 4);
+  RC_LOG() << "snapshot_every=" << options.snapshot_every
+           << " snapshots_kept=" << options.snapshots_kept << " crash image after transaction "
+           << copy_at << std::endl;
   RC_ASSERT(!life.dir.path().empty());
   life.executor = std::make_unique<EngineExecutor>(life.dir.path(), options, copy_at);
   const Status opened = life.executor->Open();
