@@ -289,6 +289,21 @@ Status ScenarioRunner::RunSaga(const sm::Command& command, const Step& step, boo
   return Status::Ok();
 }
 
+// After the plugin observed FM's state (and repaired what it could), the journal's active set is
+// FM's: drift is journaled and adopted, and a repair FM refused is not active on either side.
+Status ScenarioRunner::ExpectJournalMatchesFm() const {
+  std::set<sm::PartitionId> journal_active;
+  for (const auto& [pid, active] : executor_.state().active) journal_active.insert(pid);
+  if (journal_active == fm_active_) return Status::Ok();
+  auto list = [](const std::set<sm::PartitionId>& ids) {
+    std::string out;
+    for (auto id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
+    return "{" + out + "}";
+  };
+  return Internal("the journal has partitions " + list(journal_active) + " active, FM has " +
+                  list(fm_active_));
+}
+
 // FM connection, recovery of intents left without an outcome, abandoned requests, then FM's
 // state (PluginCore::SyncFabricManagerOnce).
 Status ScenarioRunner::SyncFabricManager() {
@@ -306,7 +321,8 @@ Status ScenarioRunner::SyncFabricManager() {
   sm::ObserveFabricState observed;
   observed.now = now_;
   observed.partitions = PartitionsOf(node_, fm_active_);
-  return RunSaga(observed, Step{}, nullptr);
+  GFP_RETURN_IF_ERROR(RunSaga(observed, Step{}, nullptr));
+  return ExpectJournalMatchesFm().WithContext("after start-up recovery");
 }
 
 // PluginCore::Start, then the first FM sync.
@@ -446,6 +462,9 @@ Status ScenarioRunner::RunStep(Step step) {
   Resolve(step);
   bool crashed = false;
   GFP_RETURN_IF_ERROR(RunSaga(step.command, step, &crashed));
+  if (!crashed && std::holds_alternative<sm::ObserveFabricState>(step.command)) {
+    return ExpectJournalMatchesFm();
+  }
   if (!crashed) return Status::Ok();
   ++stats_.crashes_mid_saga;
   return Restart();

@@ -96,6 +96,7 @@ class ScenarioRunner {
   Status RunSaga(const sm::Command& command, const Step& step, bool* crashed);
   Status StartUp();
   Status SyncFabricManager();
+  Status ExpectJournalMatchesFm() const;
   Status Restart();
   Status RunStep(Step step);
   Status ChangeInventory(int index);
