@@ -12,6 +12,8 @@
 //
 // A failure prints the shrunk scenario and the seed; rerun it with
 //   RC_PARAMS="seed=<n>" build/tests/property/engine/engine_property_tests
+//     --gtest_filter=EngineProperty.<name>
+// (or the RC_PARAMS="reproduce=..." line rapidcheck prints, which skips straight to the minimum).
 // Journals live under /dev/shm when it exists (set KEEP_TEST_DIRS=1 to keep them).
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>

@@ -6,15 +6,19 @@
 //  - the snapshot codec round-trips the state at every transaction boundary;
 //  - start-up recovery after a crash at any transaction leaves nothing pending;
 //  - decide() is deterministic.
-// Replay from a real journal against the live state is in tests/property/engine.
+// A restart here rebuilds the state from the encoded events in memory; replay from a real SQLite
+// journal against the engine's live state is in tests/property/engine.
 //
 // A failure prints the shrunk scenario and the seed; rerun it with
 //   RC_PARAMS="seed=<n>" build/tests/property/statemachine/statemachine_property_tests
+//     --gtest_filter=StateMachineProperty.<name>
+// (or the RC_PARAMS="reproduce=..." line rapidcheck prints, which skips straight to the minimum).
 // Properties use rapidcheck's assertions only: helpers return failures as values.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
 #include "scenario.h"
+#include "statemachine/event_codec.h"
 #include "statemachine/recovery.h"
 #include "statemachine/snapshot_codec.h"
 
@@ -49,11 +53,19 @@ class MemoryExecutor : public gfp::testing::Executor {
     return decision;
   }
   const State& state() const override { return driver.state; }
+  // Rebuilds the state from the journal's encoded events (what a real journal stores), so a
+  // restart also checks the event codec; replay from SQLite is the engine suite's.
   Status Restart() override {
     State rebuilt;
-    for (std::size_t i = 0; i < driver.journal.size(); ++i)
-      Apply(rebuilt, i + 1, driver.journal[i]);
-    if (!(rebuilt == driver.state)) return Internal("replay " + StateDiff(driver.state, rebuilt));
+    for (std::size_t i = 0; i < driver.journal.size(); ++i) {
+      const events::Event& e = driver.journal[i];
+      auto decoded = DecodeEvent(EventTypeName(e), e.time_unix_micros(), EncodeEvent(e));
+      if (!decoded.ok()) return decoded.status().WithContext("event " + std::to_string(i + 1));
+      Apply(rebuilt, i + 1, *decoded);
+    }
+    if (!(rebuilt == driver.state)) {
+      return Internal("replay of the encoded journal " + StateDiff(driver.state, rebuilt));
+    }
     driver.state = std::move(rebuilt);
     return Status::Ok();
   }
