@@ -107,9 +107,15 @@ void showValue(const Step& step, std::ostream& os) {
   }
 }
 
-rc::Gen<std::vector<Step>> GenScenario(const NodeFixture& node, bool fm_enabled) {
-  using rc::gen::inRange;
-  using rc::gen::pair;
+namespace {
+
+using rc::gen::inRange;
+using rc::gen::pair;
+
+// What kubelet and the pods do. Commands other than requests refer to whatever is live when they
+// run: they carry indexes (args) the runner resolves against the state, so shrinking keeps
+// scenarios meaningful.
+rc::Gen<Step> GenKubeletStep(const NodeFixture& node) {
   const std::string resource = node.resource;
   auto request = rc::gen::map(pair(GenDevices(node), GenFmCodes()), [resource](auto p) {
     sm::RequestAllocation r;
@@ -117,27 +123,30 @@ rc::Gen<std::vector<Step>> GenScenario(const NodeFixture& node, bool fm_enabled)
     r.device_ids = p.first;
     return Make(r, p.second, "request", {});
   });
-  // The other commands refer to whatever is live when they run: they carry indexes (args) that
-  // the runner resolves against the state, so shrinking keeps scenarios meaningful.
   auto release = rc::gen::map(pair(inRange(0, 8), GenFmCodes()), [](auto p) {
     return Make(sm::ReleaseAllocation{}, p.second, "release", {p.first});
   });
   auto pods = rc::gen::map(inRange(0, 8),
                            [](int i) { return Make(sm::ObservePodResources{}, {}, "pods", {i}); });
+  auto ensure = rc::gen::map(pair(inRange(0, 8), GenFmCodes()), [](auto p) {
+    return Make(sm::EnsurePartitionActive{}, p.second, "prestart", {p.first});
+  });
+  auto kubelet =
+      rc::gen::just(Make(sm::ObserveKubeletRestart{0, "socket removed"}, {}, "kubelet", {}));
+  return rc::gen::weightedOneOf<Step>({{10, MayCrash(request)},
+                                       {4, MayCrash(release)},
+                                       {3, pods},
+                                       {2, MayCrash(ensure)},
+                                       {1, kubelet}});
+}
+
+// What Fabric Manager does, and the plugin's FM chores.
+rc::Gen<Step> GenFabricStep() {
   // FM loses a partition (args[0] < 8: which), activates one behind the plugin's back (args[1]
   // indexes the node's table), then the plugin observes FM's state.
   auto fabric = rc::gen::map(
       pair(rc::gen::container<std::vector<int>>(4, inRange(0, 40)), GenFmCodes()),
       [](auto p) { return Make(sm::ObserveFabricState{}, p.second, "fabric-state", p.first); });
-  auto health = rc::gen::map(pair(inRange(0, 16), rc::gen::arbitrary<bool>()), [](auto p) {
-    sm::ObserveDeviceHealth h;
-    h.healthy = p.second;
-    h.reason = "vfio group node changed";
-    return Make(h, {}, "health", {p.first});
-  });
-  auto ensure = rc::gen::map(pair(inRange(0, 8), GenFmCodes()), [](auto p) {
-    return Make(sm::EnsurePartitionActive{}, p.second, "prestart", {p.first});
-  });
   auto orphan = rc::gen::map(pair(inRange(0, 40), GenFmCodes()), [](auto p) {
     sm::ReleaseOrphanPartition o;
     o.partition_id = static_cast<std::uint32_t>(p.first);
@@ -154,8 +163,18 @@ rc::Gen<std::vector<Step>> GenScenario(const NodeFixture& node, bool fm_enabled)
     c.reason = "lost";
     return Make(c, {}, up ? "fm-up" : "fm-down", {});
   });
-  auto kubelet =
-      rc::gen::just(Make(sm::ObserveKubeletRestart{0, "socket removed"}, {}, "kubelet", {}));
+  return rc::gen::weightedOneOf<Step>(
+      {{3, MayCrash(fabric)}, {2, MayCrash(orphan)}, {1, resync}, {1, connection}});
+}
+
+// What happens to the node: health, devices, the mapping file, the plugin process.
+rc::Gen<Step> GenNodeStep() {
+  auto health = rc::gen::map(pair(inRange(0, 16), rc::gen::arbitrary<bool>()), [](auto p) {
+    sm::ObserveDeviceHealth h;
+    h.healthy = p.second;
+    h.reason = "vfio group node changed";
+    return Make(h, {}, "health", {p.first});
+  });
   // A device disappears (args[0] < 16: which; again: it comes back) or all come back.
   auto inventory = rc::gen::map(
       inRange(0, 20), [](int i) { return Make(sm::ObserveInventory{}, {}, "inventory", {i}); });
@@ -164,23 +183,18 @@ rc::Gen<std::vector<Step>> GenScenario(const NodeFixture& node, bool fm_enabled)
     return Make(sm::ObserveModuleMapping{}, {}, "mapping", v);
   });
   auto restart = rc::gen::just(Make(sm::StartPlugin{}, {}, "plugin-restart", {}));
+  return rc::gen::weightedOneOf<Step>({{2, health}, {2, inventory}, {1, mapping}, {1, restart}});
+}
+
+}  // namespace
+
+rc::Gen<std::vector<Step>> GenScenario(const NodeFixture& node, bool fm_enabled) {
   (void)fm_enabled;  // the runner skips FM-only steps when FM is not managed
   // Up to 3 x size steps (300 by default): long enough for snapshots, restarts and crashes to
   // meet allocations in every state, short enough for the whole suite to run in seconds.
-  return rc::gen::scale(3.0, rc::gen::container<std::vector<Step>>(
-                                 rc::gen::weightedOneOf<Step>({{10, MayCrash(request)},
-                                                               {4, MayCrash(release)},
-                                                               {3, pods},
-                                                               {3, MayCrash(fabric)},
-                                                               {2, health},
-                                                               {2, MayCrash(ensure)},
-                                                               {2, MayCrash(orphan)},
-                                                               {1, resync},
-                                                               {1, connection},
-                                                               {1, kubelet},
-                                                               {2, inventory},
-                                                               {1, mapping},
-                                                               {1, restart}})));
+  return rc::gen::scale(
+      3.0, rc::gen::container<std::vector<Step>>(rc::gen::weightedOneOf<Step>(
+               {{20, GenKubeletStep(node)}, {7, GenFabricStep()}, {6, GenNodeStep()}})));
 }
 
 ScenarioRunner::ScenarioRunner(Executor& executor, NodeFixture node, bool fm_enabled)
