@@ -57,6 +57,8 @@ Result<sm::State> Replay(const store::Journal& journal, std::uint64_t to_seq, bo
       }
     }
   }
+  // A snapshot taken at to_seq itself leaves no tail to read.
+  if (to_seq != 0 && state.last_seq >= to_seq) return state;
   events::Event event;
   const auto replay_one = [&](const store::StoredEvent& stored) -> Status {
     if (!event.ParseFromString(stored.payload) ||

@@ -40,7 +40,10 @@ class Builder {
   void Effect(const sm::Effect& effect) { decision_.effects.push_back(effect); }
   void Refuse(std::string why) { decision_.refusal = std::move(why); }
   void SetAllocation(const AllocationId& id) { decision_.allocation_id = id; }
-  Decision Take() { return std::move(decision_); }
+  Decision Take() {
+    decision_.state_after = std::move(scratch_);
+    return std::move(decision_);
+  }
 
  private:
   State scratch_;

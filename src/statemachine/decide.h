@@ -31,6 +31,9 @@ struct Decision {
   std::string refusal;
   // RequestAllocation: the allocation the events are about.
   AllocationId allocation_id;
+  // The scratch state Decide reasoned with, once its own events were applied to it. Applying
+  // `events` to the state Decide was given must yield exactly this (the property tests check it).
+  State state_after;
 };
 
 Decision Decide(const State& state, const Command& command);

@@ -60,11 +60,23 @@ TEST(Apply, NonsenseEventsBecomeAnomaliesAndChangeNothingElse) {
       [](const Anomaly& a) { return a.description.find("without a body") != std::string::npos; }));
 }
 
+// The gap alone: a valid event (one that is no anomaly at the next seq) journaled at a seq that
+// skips one is recorded as exactly one anomaly naming both seqs.
 TEST(Apply, SeqGapIsAnAnomaly) {
+  auto restart = [](std::int64_t t) {
+    auto e = At(t);
+    e.mutable_kubelet_restart_observed()->set_reason("socket removed");
+    return e;
+  };
   State s;
-  Apply(s, 5, At(1));
-  EXPECT_EQ(s.last_seq, 5u);
-  EXPECT_GE(s.anomaly_count, 1u);
+  Apply(s, 1, restart(1));
+  ASSERT_EQ(s.anomaly_count, 0u);
+  Apply(s, 3, restart(2));
+  EXPECT_EQ(s.last_seq, 3u);
+  EXPECT_EQ(s.kubelet_restarts, 2u);  // the event itself still counts
+  ASSERT_EQ(s.anomaly_count, 1u);
+  EXPECT_EQ(s.recent_anomalies.back().seq, 3u);
+  EXPECT_EQ(s.recent_anomalies.back().description, "event seq 3 follows seq 1");
 }
 
 TEST(Apply, LifecyclesOnlyMoveForward) {
