@@ -6,6 +6,7 @@
 #include "adapters/host/bdf.h"
 #include "adapters/host/file_reading.h"
 #include "adapters/host/sysfs_attributes.h"
+#include "common/text_escape.h"
 
 namespace gfp::adapters {
 namespace {
@@ -82,7 +83,8 @@ Result<PciDiscovery> DiscoverVfioDevices(const std::filesystem::path& sysfs_root
   const std::filesystem::path devices_dir = sysfs_root / "bus" / "pci" / "devices";
   auto names = ListDirectory(devices_dir);
   if (!names.ok()) {
-    return names.status().WithContext("PCI discovery: cannot list " + devices_dir.string());
+    return names.status().WithContext("PCI discovery: cannot list " +
+                                      EscapeControl(devices_dir.string()));
   }
   PciDiscovery result;
   for (const std::string& name : *names) {  // sorted, so devices come out sorted by BDF
@@ -92,7 +94,10 @@ Result<PciDiscovery> DiscoverVfioDevices(const std::filesystem::path& sysfs_root
       continue;
     }
     const Skip& skip = std::get<Skip>(outcome);
-    if (!skip.silent) result.warnings.push_back(name + ": skipped: " + skip.reason);
+    // The entry name is whatever the directory holds: escaped before it reaches a log line.
+    if (!skip.silent) {
+      result.warnings.push_back(EscapeAndTruncate(name, 64) + ": skipped: " + skip.reason);
+    }
   }
   return result;
 }

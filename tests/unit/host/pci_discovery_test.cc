@@ -254,6 +254,15 @@ TEST_F(HostPciDiscovery, NonCanonicalEntryNameIsSkippedWithWarning) {
               ElementsAre("0000:1B:00.0: skipped: name is not a PCI address (DDDD:BB:DD.F)"));
 }
 
+TEST_F(HostPciDiscovery, EntryNameIsEscapedInWarnings) {
+  node_ = Build(sim::NodePreset::kHgxH100);
+  std::filesystem::create_directory_symlink(
+      node_.DeviceDir("0000:1b:00.0"), node_.sysfs_root / "bus/pci/devices/0000:1b:00.0\nforged");
+  const auto found = Discover(node_);
+  EXPECT_THAT(found.warnings, ElementsAre("0000:1b:00.0\\nforged: skipped: name is not a PCI "
+                                          "address (DDDD:BB:DD.F)"));
+}
+
 TEST_F(HostPciDiscovery, MissingDevicesDirectoryIsAnError) {
   auto found = DiscoverVfioDevices(dir_.path() / "nosys");
   ASSERT_FALSE(found.ok());
