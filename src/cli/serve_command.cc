@@ -142,9 +142,10 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
   serve->add_option("--journal", raw->journal, "the SQLite journal")->envname("GPU_FABRIC_JOURNAL");
   serve->add_option("--pci-ids", raw->pci_ids, "PCI names database (default: first existing)");
   serve->add_option("--reconcile-interval", raw->reconcile_interval,
-                    "PodResources / FM reconciliation period (ms, s, m)");
-  serve->add_option("--release-grace", raw->release_grace,
-                    "how long devices must be unused before their partition is released");
+                    "PodResources / FM reconciliation period (ms, s, m, h; at most 24h)");
+  serve->add_option(
+      "--release-grace", raw->release_grace,
+      "how long devices must be unused before their partition is released (at most 720h)");
   serve->add_option("--log-level", raw->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   std::vector<const CLI::Option*> options;
