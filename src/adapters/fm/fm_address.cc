@@ -36,15 +36,6 @@ bool IsIpv4(std::string_view text) {
   return parts == 4;
 }
 
-}  // namespace
-
-std::string FmAddress::AddressInfo() const {
-  if (is_unix_socket) return path;
-  return ipv4 + ":" + std::to_string(port);
-}
-
-namespace {
-
 // Control characters are never part of an address; a space may be in a socket path only.
 bool HasSpaceOrControl(std::string_view text, bool space_allowed) {
   for (char c : text) {
@@ -57,10 +48,16 @@ bool HasSpaceOrControl(std::string_view text, bool space_allowed) {
 // "[::1]:6666", "::1", "fe80::1": the SDK's addressInfo has no IPv6 form (reference/
 // fabric-manager.md: "x.x.x.x" or "x.x.x.x:yyyy", a Unix path, or a VSOCK "cid:port").
 bool LooksLikeIpv6(std::string_view text) {
-  return text.front() == '[' || std::count(text.begin(), text.end(), ':') > 1;
+  if (text.front() == '[') return true;
+  return std::count(text.begin(), text.end(), ':') > 1 && !IsIpv4(text.substr(0, text.find(':')));
 }
 
 }  // namespace
+
+std::string FmAddress::AddressInfo() const {
+  if (is_unix_socket) return path;
+  return ipv4 + ":" + std::to_string(port);
+}
 
 Result<FmAddress> ParseFmAddress(std::string_view text) {
   if (text.empty()) return InvalidArgument("Fabric Manager address is empty");

@@ -61,6 +61,9 @@ TEST(FmAddress, HostileAddressesGetSpecificMessages) {
     return address.ok() ? std::string() : address.status().message();
   };
   EXPECT_EQ(message(":6666"), "Fabric Manager address \":6666\" has no host before ':'");
+  EXPECT_EQ(message("1.2.3.4:66:66"),
+            "Fabric Manager address \"1.2.3.4:66:66\" has an invalid port \"66:66\" (expected "
+            "1..65535)");
   EXPECT_EQ(message("1.2.3.4:"), "Fabric Manager address \"1.2.3.4:\" has no port after ':'");
   EXPECT_EQ(message("1.2.3.4:0"),
             "Fabric Manager address \"1.2.3.4:0\" has an invalid port \"0\" (expected 1..65535)");
