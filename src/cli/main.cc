@@ -1,11 +1,32 @@
 // gpu-fabric-plugin: one binary, subcommands per SPEC §2.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
 #include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/demo/demo_command.h"
+#include "cli/flag_values.h"
 #include "cli/journal_command.h"
 #include "cli/serve_command.h"
 
+namespace {
+
+// Every log line of every subcommand goes to stderr (SPEC §2.1, docs/operations.md); stdout
+// carries only a command's real output (journal history, state, ...). spdlog's own default
+// logger writes to stdout, so it is replaced before anything can log.
+void LogToStderr() {
+  auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("", std::move(sink)));
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  LogToStderr();
   CLI::App app{
       "gpu-fabric-plugin: KubeVirt GPU device plugin with NVIDIA Fabric Manager partitions"};
   app.require_subcommand(1);
@@ -14,6 +35,12 @@ int main(int argc, char** argv) {
   gfp::cli::AddServeCommand(app, &exit_code);
   gfp::cli::AddJournalCommand(app, &exit_code);
   gfp::cli::AddDemoCommand(app, &exit_code);
+  // CLI11 would take the argument after `--flag=` as the flag's value.
+  const std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
+  if (const gfp::Status empty = gfp::cli::CheckNoEmptyValues(args); !empty.ok()) {
+    std::cerr << "error: " << empty.message() << "\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

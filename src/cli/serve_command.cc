@@ -6,8 +6,10 @@
 #include <atomic>
 #include <iostream>
 #include <memory>
+#include <vector>
 
 #include "cli/flag_values.h"
+#include "cli/serve_preflight.h"
 #include "plugin/service.h"
 
 namespace gfp::cli {
@@ -42,6 +44,10 @@ struct RawServeFlags {
   std::string log_level = "info";
 };
 
+// Beyond these a value is a typo, and large ones used to overflow into nonsense (issue 8).
+constexpr std::chrono::milliseconds kMaxReconcileInterval = std::chrono::hours(24);
+constexpr std::chrono::milliseconds kMaxReleaseGrace = std::chrono::hours(24 * 30);
+
 Result<plugin::ServeConfig> ToConfig(const RawServeFlags& raw) {
   plugin::ServeConfig c;
   GFP_ASSIGN_OR_RETURN(c.fabric_manager, ParseBoolFlag("fabric-manager", raw.fabric_manager));
@@ -54,9 +60,11 @@ Result<plugin::ServeConfig> ToConfig(const RawServeFlags& raw) {
   c.pod_resources_socket = raw.pod_resources_socket;
   c.journal = raw.journal;
   c.pci_ids = raw.pci_ids;
-  GFP_ASSIGN_OR_RETURN(c.reconcile_interval,
-                       ParseDurationFlag("reconcile-interval", raw.reconcile_interval));
-  GFP_ASSIGN_OR_RETURN(c.release_grace, ParseDurationFlag("release-grace", raw.release_grace));
+  GFP_ASSIGN_OR_RETURN(
+      c.reconcile_interval,
+      ParseDurationFlag("reconcile-interval", raw.reconcile_interval, kMaxReconcileInterval));
+  GFP_ASSIGN_OR_RETURN(c.release_grace,
+                       ParseDurationFlag("release-grace", raw.release_grace, kMaxReleaseGrace));
   if (c.reconcile_interval.count() == 0) {
     return InvalidArgument("--reconcile-interval must be greater than zero");
   }
@@ -65,8 +73,28 @@ Result<plugin::ServeConfig> ToConfig(const RawServeFlags& raw) {
   return c;
 }
 
-int Serve(const RawServeFlags& raw) {
-  auto config = ToConfig(raw);
+// A flag's environment variable set but empty is an error, unless the flag itself was given
+// (the command line wins, SPEC §2.1; CLI11 ignores empty variables).
+Status CheckEnvironment(const std::vector<const CLI::Option*>& options) {
+  for (const CLI::Option* option : options) {
+    if (option->count() > 0 || option->get_envname().empty()) continue;
+    GFP_RETURN_IF_ERROR(
+        CheckEnvironmentValueNotEmpty(option->get_single_name(), option->get_envname()));
+  }
+  return Status::Ok();
+}
+
+// Everything that can be checked without side effects, so a refused start creates nothing.
+Result<plugin::ServeConfig> CheckedConfig(const RawServeFlags& raw,
+                                          const std::vector<const CLI::Option*>& options) {
+  GFP_RETURN_IF_ERROR(CheckEnvironment(options));
+  GFP_ASSIGN_OR_RETURN(plugin::ServeConfig config, ToConfig(raw));
+  GFP_RETURN_IF_ERROR(CheckServeConfig(config));
+  return config;
+}
+
+int Serve(const RawServeFlags& raw, const std::vector<const CLI::Option*>& options) {
+  auto config = CheckedConfig(raw, options);
   if (!config.ok()) {
     std::cerr << "error: " << config.status().message() << "\n";
     return 2;
@@ -114,12 +142,15 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
   serve->add_option("--journal", raw->journal, "the SQLite journal")->envname("GPU_FABRIC_JOURNAL");
   serve->add_option("--pci-ids", raw->pci_ids, "PCI names database (default: first existing)");
   serve->add_option("--reconcile-interval", raw->reconcile_interval,
-                    "PodResources / FM reconciliation period (ms, s, m)");
-  serve->add_option("--release-grace", raw->release_grace,
-                    "how long devices must be unused before their partition is released");
+                    "PodResources / FM reconciliation period (ms, s, m, h; at most 24h)");
+  serve->add_option(
+      "--release-grace", raw->release_grace,
+      "how long devices must be unused before their partition is released (at most 720h)");
   serve->add_option("--log-level", raw->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
-  serve->callback([raw, exit_code] { *exit_code = Serve(*raw); });
+  std::vector<const CLI::Option*> options;
+  for (const CLI::Option* option : serve->get_options()) options.push_back(option);
+  serve->callback([raw, options, exit_code] { *exit_code = Serve(*raw, options); });
 }
 
 }  // namespace gfp::cli

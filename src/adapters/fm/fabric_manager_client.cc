@@ -1,11 +1,11 @@
 #include "adapters/fm/fabric_manager_client.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <climits>
 #include <cstring>
 #include <thread>
-
-#include <spdlog/spdlog.h>
 
 #include "adapters/fm/fm_decode.h"
 #include "adapters/fm/fm_return_codes.h"
@@ -15,8 +15,7 @@ namespace {
 
 using Hint = std::function<std::string(int)>;
 
-FmError MakeError(const std::string& what, int code, const std::string& detail,
-                  bool from_library) {
+FmError MakeError(const std::string& what, int code, const std::string& detail, bool from_library) {
   FmError error;
   error.code = code;
   error.name = FmReturnName(code);
@@ -46,23 +45,31 @@ FmError MalformedReply(const std::string& what, const Status& decode_status) {
 
 std::string ActivationHint(int code) {
   switch (code) {
-    case abi::kInUse: return "partition active or its GPUs in another active partition";
-    case abi::kBadParam: return "unknown or unsupported partition id";
+    case abi::kInUse:
+      return "partition active or its GPUs in another active partition";
+    case abi::kBadParam:
+      return "unknown or unsupported partition id";
     case abi::kNotConfigured:
       return "Fabric Manager is initialising or waiting for fmSetActivatedFabricPartitions";
-    case abi::kNotSupported: return "Fabric Manager is not in shared NVSwitch mode";
-    case abi::kNvlinkError: return "NVLink training failed for the partition";
-    default: return {};
+    case abi::kNotSupported:
+      return "Fabric Manager is not in shared NVSwitch mode";
+    case abi::kNvlinkError:
+      return "NVLink training failed for the partition";
+    default:
+      return {};
   }
 }
 
 std::string DeactivationHint(int code) {
   switch (code) {
-    case abi::kUninitialized: return "library not initialised or partition not active";
-    case abi::kBadParam: return "unknown or unsupported partition id";
+    case abi::kUninitialized:
+      return "library not initialised or partition not active";
+    case abi::kBadParam:
+      return "unknown or unsupported partition id";
     case abi::kNotConfigured:
       return "Fabric Manager is initialising or waiting for fmSetActivatedFabricPartitions";
-    default: return {};
+    default:
+      return {};
   }
 }
 
@@ -74,13 +81,36 @@ std::string QueryHint(int code) {
   return {};
 }
 
+// --log-level=debug: one line per SDK call, "Fabric Manager call fmActivateFabricPartition(3)
+// -> FM_ST_IN_USE in 0.4 ms".
+void LogCall(const std::string& what, const FmCallRunner::RunResult& result,
+             std::chrono::steady_clock::duration took) {
+  if (!spdlog::should_log(spdlog::level::debug)) return;
+  const double ms = std::chrono::duration<double, std::milli>(took).count();
+  switch (result.outcome) {
+    case FmCallRunner::Outcome::kCompleted:
+      spdlog::debug("Fabric Manager call {} -> {} in {:.1f} ms", what, FmReturnName(result.code),
+                    ms);
+      return;
+    case FmCallRunner::Outcome::kTimedOut:
+      spdlog::debug("Fabric Manager call {} did not return in {:.1f} ms", what, ms);
+      return;
+    case FmCallRunner::Outcome::kBusy:
+      spdlog::debug("Fabric Manager call {} not attempted: an earlier call has not returned", what);
+      return;
+  }
+}
+
 }  // namespace
 
 const char* ConnectionStateName(ConnectionState state) {
   switch (state) {
-    case ConnectionState::kDisconnected: return "disconnected";
-    case ConnectionState::kConnected: return "connected";
-    case ConnectionState::kBroken: return "broken";
+    case ConnectionState::kDisconnected:
+      return "disconnected";
+    case ConnectionState::kConnected:
+      return "connected";
+    case ConnectionState::kBroken:
+      return "broken";
   }
   return "unknown";
 }
@@ -122,13 +152,14 @@ FabricManagerClient::~FabricManagerClient() { Disconnect(); }
 
 FmStatus FabricManagerClient::RunCall(const std::string& what, std::function<int()> call,
                                       const Hint& hint) {
+  const auto started = std::chrono::steady_clock::now();
   FmCallRunner::RunResult result = runner_->Run(std::move(call), config_.call_deadline);
+  LogCall(what, result, std::chrono::steady_clock::now() - started);
   switch (result.outcome) {
     case FmCallRunner::Outcome::kBusy:
       state_ = ConnectionState::kBroken;
       return MakeError(what, abi::kConnectionNotValid,
-                       "not attempted: an earlier Fabric Manager call has not returned yet",
-                       false);
+                       "not attempted: an earlier Fabric Manager call has not returned yet", false);
     case FmCallRunner::Outcome::kTimedOut:
       spdlog::warn("Fabric Manager call {} did not return within {} ms; connection marked broken",
                    what, config_.call_deadline.count());
@@ -159,14 +190,18 @@ FmStatus FabricManagerClient::ConnectWithStruct(int struct_version) {
     params->timeoutMs = timeout;
     params->addressIsUnixSocket = unix_flag;
     params->addressType = address_.is_unix_socket ? abi::kAddrUnix : abi::kAddrInet;
-    call = [library, params, handle] { return library->fn().fmConnect(params.get(), handle.get()); };
+    call = [library, params, handle] {
+      return library->fn().fmConnect(params.get(), handle.get());
+    };
   } else {
     auto params = std::make_shared<abi::ConnectParamsV1>();
     params->version = abi::kConnectParamsV1Version;
     std::memcpy(params->addressInfo, info.c_str(), info.size() + 1);
     params->timeoutMs = timeout;
     params->addressIsUnixSocket = unix_flag;
-    call = [library, params, handle] { return library->fn().fmConnect(params.get(), handle.get()); };
+    call = [library, params, handle] {
+      return library->fn().fmConnect(params.get(), handle.get());
+    };
   }
   const std::string what = "fmConnect(" + info + ", v" + std::to_string(struct_version) + ")";
   FmStatus status = RunCall(what, std::move(call), [](int code) -> std::string {
@@ -189,8 +224,8 @@ void FabricManagerClient::DisconnectLocked() {
   abi::fmHandle_t handle = handle_;
   handle_ = nullptr;
   // Best effort: the handle may already be invalid, which is why we are reconnecting.
-  RunCall("fmDisconnect", [library, handle] { return library->fn().fmDisconnect(handle); },
-          nullptr)
+  RunCall(
+      "fmDisconnect", [library, handle] { return library->fn().fmDisconnect(handle); }, nullptr)
       .status()
       .IgnoreError();
 }
@@ -210,8 +245,8 @@ FmStatus FabricManagerClient::ConnectLocked() {
   DisconnectLocked();
   if (!library_initialised_) {
     auto library = library_;
-    FmStatus init =
-        RunCall("fmLibInit", [library] { return library->fn().fmLibInit(); }, nullptr);
+    FmStatus init = RunCall(
+        "fmLibInit", [library] { return library->fn().fmLibInit(); }, nullptr);
     // IN_USE: the process-global library was already initialised (e.g. by another client).
     if (!init.ok() && init.fm_code() != abi::kInUse) return fail(init);
     library_initialised_ = true;
@@ -238,8 +273,8 @@ void FabricManagerClient::Disconnect() {
   state_ = ConnectionState::kDisconnected;
 }
 
-FmStatus FabricManagerClient::CallWithReconnect(const std::string& what,
-                                                const CallFactory& factory, const Hint& hint) {
+FmStatus FabricManagerClient::CallWithReconnect(const std::string& what, const CallFactory& factory,
+                                                const Hint& hint) {
   std::lock_guard lock(call_mutex_);
   auto backoff = config_.reconnect_backoff_initial;
   auto retryable = [](const FmStatus& s) {
@@ -329,19 +364,18 @@ FmStatus FabricManagerClient::Deactivate(std::uint32_t partition_id) {
       DeactivationHint);
 }
 
-FmStatus FabricManagerClient::SetActivatedPartitions(
-    std::span<const std::uint32_t> partition_ids) {
+FmStatus FabricManagerClient::SetActivatedPartitions(std::span<const std::uint32_t> partition_ids) {
   std::string what = "fmSetActivatedFabricPartitions([";
   for (std::size_t i = 0; i < partition_ids.size(); ++i) {
     what += (i == 0 ? "" : ",") + std::to_string(partition_ids[i]);
   }
   what += "])";
   if (partition_ids.size() > abi::kMaxFabricPartitions) {
-    FmError error = MakeError(what, abi::kBadParam,
-                              "not sent: " + std::to_string(partition_ids.size()) +
-                                  " partitions exceed the maximum " +
-                                  std::to_string(abi::kMaxFabricPartitions),
-                              false);
+    FmError error =
+        MakeError(what, abi::kBadParam,
+                  "not sent: " + std::to_string(partition_ids.size()) +
+                      " partitions exceed the maximum " + std::to_string(abi::kMaxFabricPartitions),
+                  false);
     return error;
   }
   auto library = library_;

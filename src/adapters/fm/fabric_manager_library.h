@@ -27,7 +27,8 @@ struct FmFunctions {
 class FabricManagerLibrary {
  public:
   // dlopen(path, RTLD_NOW | RTLD_LOCAL) and dlsym of every SDK function. A missing library or
-  // symbol is an error naming the path / symbol and carrying dlerror()'s text.
+  // symbol is an error naming the path / symbol and carrying dlerror()'s text. A path containing
+  // '/' must be a regular file ("... is not a regular file (a FIFO)", found without blocking).
   static Result<std::shared_ptr<const FabricManagerLibrary>> Load(const std::string& path);
 
   ~FabricManagerLibrary();

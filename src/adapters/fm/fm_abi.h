@@ -152,8 +152,10 @@ struct UnsupportedFabricPartitionList {
 };
 
 // Version constants, computed like the SDK does (note: the "v2" partition list uses version 1).
-inline constexpr unsigned int kConnectParamsV1Version = MakeParamVersion(sizeof(ConnectParamsV1), 1);
-inline constexpr unsigned int kConnectParamsV2Version = MakeParamVersion(sizeof(ConnectParamsV2), 2);
+inline constexpr unsigned int kConnectParamsV1Version =
+    MakeParamVersion(sizeof(ConnectParamsV1), 1);
+inline constexpr unsigned int kConnectParamsV2Version =
+    MakeParamVersion(sizeof(ConnectParamsV2), 2);
 inline constexpr unsigned int kFabricPartitionListVersion =
     MakeParamVersion(sizeof(FabricPartitionList), 1);
 inline constexpr unsigned int kActivatedFabricPartitionListVersion =

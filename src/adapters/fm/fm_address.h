@@ -12,8 +12,8 @@ namespace gfp::fm {
 
 struct FmAddress {
   bool is_unix_socket = false;
-  std::string path;      // unix socket path (is_unix_socket)
-  std::string ipv4;      // dotted quad (TCP)
+  std::string path;  // unix socket path (is_unix_socket)
+  std::string ipv4;  // dotted quad (TCP)
   std::uint16_t port = 0;
 
   // The text for fmConnectParams.addressInfo: the path, or "a.b.c.d:port".

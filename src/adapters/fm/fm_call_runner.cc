@@ -1,10 +1,10 @@
 #include "adapters/fm/fm_call_runner.h"
 
+#include <spdlog/spdlog.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
-
-#include <spdlog/spdlog.h>
 
 namespace gfp::fm {
 
@@ -31,8 +31,7 @@ FmCallRunner::~FmCallRunner() {
   std::unique_lock lock(shared_->mu);
   shared_->stop = true;
   shared_->cv.notify_all();
-  bool exited =
-      shared_->cv.wait_for(lock, shutdown_grace_, [this] { return shared_->exited; });
+  bool exited = shared_->cv.wait_for(lock, shutdown_grace_, [this] { return shared_->exited; });
   lock.unlock();
   if (exited) {
     worker_.join();

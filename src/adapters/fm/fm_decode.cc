@@ -74,8 +74,8 @@ Result<PartitionInfo> DecodePartition(const abi::FabricPartitionInfo& raw) {
     GFP_RETURN_IF_ERROR(DecodeString(gpu.pciBusId, gpu_where + " pciBusId").status());
     GFP_RETURN_IF_ERROR(
         CheckCount(gpu.maxNumNvLinks, abi::kMaxNumNvlinkPorts, gpu_where + " maxNumNvLinks"));
-    GFP_RETURN_IF_ERROR(CheckCount(gpu.numNvLinksAvailable, gpu.maxNumNvLinks,
-                                   gpu_where + " numNvLinksAvailable"));
+    GFP_RETURN_IF_ERROR(
+        CheckCount(gpu.numNvLinksAvailable, gpu.maxNumNvLinks, gpu_where + " numNvLinksAvailable"));
     if (g == 0) {
       info.nvlinks_available = gpu.numNvLinksAvailable;
       info.max_nvlinks = gpu.maxNumNvLinks;
@@ -141,8 +141,8 @@ Result<std::vector<std::uint32_t>> DecodeUnsupportedPartitions(
 Result<NvlinkFailedDevices> DecodeNvlinkFailedDevices(const abi::NvlinkFailedDevices& devices) {
   GFP_RETURN_IF_ERROR(
       CheckCount(devices.numGpus, abi::kMaxNumGpus, "NVLink failed devices numGpus"));
-  GFP_RETURN_IF_ERROR(CheckCount(devices.numSwitches, abi::kMaxNumNvSwitches,
-                                 "NVLink failed devices numSwitches"));
+  GFP_RETURN_IF_ERROR(
+      CheckCount(devices.numSwitches, abi::kMaxNumNvSwitches, "NVLink failed devices numSwitches"));
   NvlinkFailedDevices result;
   for (unsigned g = 0; g < devices.numGpus; ++g) {
     GFP_ASSIGN_OR_RETURN(NvlinkFailedDevice device,

@@ -44,9 +44,9 @@ class [[nodiscard]] FmStatus {
 template <typename T>
 class [[nodiscard]] FmResult {
  public:
-  FmResult(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
-  FmResult(FmError error) : value_(std::move(error)) {}    // NOLINT: implicit by design
-  FmResult(FmStatus failed) : value_(failed.error()) {}    // NOLINT: only from a failure
+  FmResult(T value) : value_(std::move(value)) {}        // NOLINT: implicit by design
+  FmResult(FmError error) : value_(std::move(error)) {}  // NOLINT: implicit by design
+  FmResult(FmStatus failed) : value_(failed.error()) {}  // NOLINT: only from a failure
 
   bool ok() const { return std::holds_alternative<T>(value_); }
   const FmError& error() const { return std::get<FmError>(value_); }

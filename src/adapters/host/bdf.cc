@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "common/text_escape.h"
+
 namespace gfp::adapters {
 namespace {
 
@@ -37,7 +39,7 @@ bool AllHex(std::string_view s) {
 
 Result<std::string> NormalizeBdf(std::string_view text) {
   auto malformed = [&] {
-    return InvalidArgument("\"" + std::string(text) +
+    return InvalidArgument("\"" + EscapeAndTruncate(text, 128) +
                            "\" is not a PCI address (expected DDDD:BB:DD.F, e.g. 0000:1b:00.0)");
   };
   const auto first_colon = text.find(':');

@@ -17,9 +17,41 @@ Status ErrnoStatus(int err) {
   return Internal(std::move(reason));
 }
 
+std::string FileTypeName(unsigned mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG:
+      return "a regular file";
+    case S_IFDIR:
+      return "a directory";
+    case S_IFIFO:
+      return "a FIFO";
+    case S_IFSOCK:
+      return "a socket";
+    case S_IFCHR:
+      return "a character device";
+    case S_IFBLK:
+      return "a block device";
+    case S_IFLNK:
+      return "a symbolic link";
+    default:
+      return "an unknown kind of file";
+  }
+}
+
 Result<std::string> ReadWholeFile(const std::filesystem::path& path, std::size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return ErrnoStatus(errno);
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return ErrnoStatus(err);
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return InvalidArgument("not a regular file (" + FileTypeName(info.st_mode) + ")");
+  }
   std::string content;
   char buffer[8192];
   while (true) {
@@ -70,6 +102,31 @@ Result<std::vector<std::string>> ListDirectory(const std::filesystem::path& path
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+namespace {
+
+// stat() for the Check* functions: the mode, or the error they report.
+Result<unsigned> StatMode(const std::filesystem::path& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0) return static_cast<unsigned>(info.st_mode);
+  const int err = errno;
+  if (err == ENOENT || err == ENOTDIR) return NotFound("does not exist");
+  return Internal("cannot be checked: " + std::error_code(err, std::generic_category()).message());
+}
+
+}  // namespace
+
+Status CheckIsRegularFile(const std::filesystem::path& path) {
+  GFP_ASSIGN_OR_RETURN(unsigned mode, StatMode(path));
+  if (S_ISREG(mode)) return Status::Ok();
+  return InvalidArgument("is not a regular file (" + FileTypeName(mode) + ")");
+}
+
+Status CheckIsDirectory(const std::filesystem::path& path) {
+  GFP_ASSIGN_OR_RETURN(unsigned mode, StatMode(path));
+  if (S_ISDIR(mode)) return Status::Ok();
+  return InvalidArgument("is not a directory (" + FileTypeName(mode) + ")");
 }
 
 Result<bool> PathExists(const std::filesystem::path& path) {

@@ -7,6 +7,7 @@
 
 #include "adapters/host/bdf.h"
 #include "adapters/host/file_reading.h"
+#include "common/text_escape.h"
 
 namespace gfp::adapters {
 namespace {
@@ -36,7 +37,7 @@ class TopLevelCollector final : public nlohmann::json_sax<nlohmann::json> {
     return Scalar("number " + std::to_string(value));
   }
   bool number_float(number_float_t, const string_t& text) override {
-    return Scalar("number " + text);
+    return Scalar("number " + EscapeAndTruncate(text, 64));
   }
   bool string(string_t& value) override {
     if (InMember()) {
@@ -56,7 +57,7 @@ class TopLevelCollector final : public nlohmann::json_sax<nlohmann::json> {
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-    error_text = e.what();
+    error_text = EscapeAndTruncate(e.what(), 512);  // quotes what it read from the file
     // Drop the library's "[json.exception.parse_error.101] " tag; keep position and reason.
     if (const auto tag_end = error_text.find("] ");
         error_text.rfind("[json.", 0) == 0 && tag_end != std::string::npos) {
@@ -93,21 +94,23 @@ class TopLevelCollector final : public nlohmann::json_sax<nlohmann::json> {
 // unsigned int and module ids start at 1).
 Result<std::uint32_t> ParseModuleId(const std::string& text) {
   if (text.empty()) return InvalidArgument("module id \"\" is empty");
+  const std::string quoted = "module id \"" + EscapeAndTruncate(text, 128) + "\"";
   std::uint64_t value = 0;
   for (char c : text) {
     if (c < '0' || c > '9') {
-      return InvalidArgument("module id \"" + text + "\" is not a decimal number");
+      return InvalidArgument(quoted + " is not a decimal number");
     }
     value = value * 10 + static_cast<std::uint64_t>(c - '0');
     if (value > std::numeric_limits<std::uint32_t>::max()) break;
   }
   if (value == 0 || value > std::numeric_limits<std::uint32_t>::max()) {
-    return InvalidArgument("module id \"" + text + "\" is out of range (1..4294967295)");
+    return InvalidArgument(quoted + " is out of range (1..4294967295)");
   }
   return static_cast<std::uint32_t>(value);
 }
 
-std::string Quote(const std::string& s) { return "\"" + s + "\""; }
+// Keys and values come from the file: escaped (a newline must not forge a log line) and cut.
+std::string Quote(const std::string& s) { return "\"" + EscapeAndTruncate(s, 128) + "\""; }
 
 Result<ModuleMapping> BuildMapping(const std::vector<Member>& members, const std::string& context) {
   ModuleMapping mapping;
@@ -155,7 +158,7 @@ std::optional<std::string> ModuleMapping::BdfOf(std::uint32_t module_id) const {
 }
 
 Result<ModuleMapping> ParseModuleMapping(std::string_view json, std::string_view source) {
-  const std::string context = "module mapping " + std::string(source);
+  const std::string context = "module mapping " + EscapeControl(source);
   TopLevelCollector collector;
   bool parsed = false;
   try {
@@ -179,14 +182,15 @@ Result<ModuleMapping> ParseModuleMapping(std::string_view json, std::string_view
 Result<ModuleMapping> LoadModuleMapping(const std::filesystem::path& path) {
   auto text = ReadWholeFile(path, kMaxMappingFileBytes);
   if (!text.ok()) {
-    return text.status().WithContext("module mapping " + path.string() + ": cannot read file");
+    return text.status().WithContext("module mapping " + EscapeControl(path.string()) +
+                                     ": cannot read file");
   }
   return ParseModuleMapping(*text, path.string());
 }
 
 Result<std::vector<std::string>> CheckModuleMappingCovers(
     const ModuleMapping& mapping, std::span<const std::string> discovered_bdfs) {
-  const std::string context = "module mapping " + mapping.source;
+  const std::string context = "module mapping " + EscapeControl(mapping.source);
   std::string missing;
   std::size_t missing_count = 0;
   for (const std::string& bdf : discovered_bdfs) {

@@ -26,7 +26,8 @@ struct PciDevice {
 
 struct PciDiscovery {
   std::vector<PciDevice> devices;  // sorted by BDF
-  // One line per skipped NVIDIA-or-unknown function: "<BDF>: skipped: <step>: <reason>".
+  // One line per skipped NVIDIA-or-unknown function: "<BDF>: skipped: <step>: <reason>", and
+  // per device taken despite a bad attribute: "<BDF>: numa_node \"x\" is not a NUMA node id ...".
   std::vector<std::string> warnings;
 
   const PciDevice* Find(const std::string& bdf) const;

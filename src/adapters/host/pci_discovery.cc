@@ -6,6 +6,7 @@
 #include "adapters/host/bdf.h"
 #include "adapters/host/file_reading.h"
 #include "adapters/host/sysfs_attributes.h"
+#include "common/text_escape.h"
 
 namespace gfp::adapters {
 namespace {
@@ -18,8 +19,23 @@ struct Skip {
   std::string reason;
 };
 
+// The device's NUMA node: 0 when there is no numa_node file or it says -1 (no affinity); 0 and
+// a warning when it holds something that is not a node id.
+std::int64_t ReadNumaNode(const std::filesystem::path& dir, const std::string& name,
+                          std::vector<std::string>* warnings) {
+  auto content = ReadWholeFile(dir / "numa_node", kMaxAttributeBytes);
+  if (!content.ok()) return 0;
+  const auto numa = ParseNumaNodeAttribute(*content);
+  if (numa) return *numa;
+  warnings->push_back(name + ": numa_node " + QuoteAttribute(*content) +
+                      " is not a NUMA node id (0.." + std::to_string(kMaxNumaNode) +
+                      "); using NUMA node 0");
+  return 0;
+}
+
 std::variant<PciDevice, Skip> InspectDevice(const std::filesystem::path& sysfs_root,
-                                            const std::string& name) {
+                                            const std::string& name,
+                                            std::vector<std::string>* warnings) {
   const std::filesystem::path dir = PciDevicePath(sysfs_root, name);
 
   auto vendor = ReadHexIdAttribute(dir, "vendor");
@@ -36,13 +52,9 @@ std::variant<PciDevice, Skip> InspectDevice(const std::filesystem::path& sysfs_r
   auto group = ReadIommuGroup(dir);
   if (!group.ok()) return Skip{false, group.status().message()};
 
-  std::int64_t numa = 0;
-  if (auto content = ReadWholeFile(dir / "numa_node", kMaxAttributeBytes); content.ok()) {
-    numa = ParseNumaNodeAttribute(*content);
-  }
-
   auto device_id = ReadHexIdAttribute(dir, "device");
   if (!device_id.ok()) return Skip{false, device_id.status().message()};
+  const std::int64_t numa = ReadNumaNode(dir, name, warnings);
 
   PciDevice device;
   device.bdf = name;
@@ -71,17 +83,21 @@ Result<PciDiscovery> DiscoverVfioDevices(const std::filesystem::path& sysfs_root
   const std::filesystem::path devices_dir = sysfs_root / "bus" / "pci" / "devices";
   auto names = ListDirectory(devices_dir);
   if (!names.ok()) {
-    return names.status().WithContext("PCI discovery: cannot list " + devices_dir.string());
+    return names.status().WithContext("PCI discovery: cannot list " +
+                                      EscapeControl(devices_dir.string()));
   }
   PciDiscovery result;
   for (const std::string& name : *names) {  // sorted, so devices come out sorted by BDF
-    auto outcome = InspectDevice(sysfs_root, name);
+    auto outcome = InspectDevice(sysfs_root, name, &result.warnings);
     if (auto* device = std::get_if<PciDevice>(&outcome)) {
       result.devices.push_back(std::move(*device));
       continue;
     }
     const Skip& skip = std::get<Skip>(outcome);
-    if (!skip.silent) result.warnings.push_back(name + ": skipped: " + skip.reason);
+    // The entry name is whatever the directory holds: escaped before it reaches a log line.
+    if (!skip.silent) {
+      result.warnings.push_back(EscapeAndTruncate(name, 64) + ": skipped: " + skip.reason);
+    }
   }
   return result;
 }

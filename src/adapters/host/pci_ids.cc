@@ -2,6 +2,7 @@
 
 #include "adapters/host/device_name_sanitizer.h"
 #include "adapters/host/file_reading.h"
+#include "common/text_escape.h"
 
 namespace gfp::adapters {
 namespace {
@@ -88,7 +89,7 @@ std::string PciIds::ResourceSuffix(std::string_view device_id) const {
 }
 
 Result<PciIds> LoadPciIds(const std::filesystem::path& path) {
-  const std::string context = "pci.ids " + path.string();
+  const std::string context = "pci.ids " + EscapeControl(path.string());
   auto text = ReadWholeFile(path, kMaxFileBytes);
   if (!text.ok()) return text.status().WithContext(context + ": cannot read file");
   auto db = PciIds::Parse(*text);

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "adapters/host/file_reading.h"
+#include "common/text_escape.h"
 
 namespace gfp::adapters {
 namespace {
@@ -25,17 +26,12 @@ bool IsDecimal(std::string_view s) {
   return true;
 }
 
-// Printable, quoted and shortened: attribute content is untrusted and goes into log lines.
-std::string Quoted(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s.substr(0, 32)) {
-    out += (c >= 0x20 && c < 0x7f) ? c : '?';
-  }
-  if (s.size() > 32) out += "...";
-  return out + "\"";
-}
+// Escaped, quoted and shortened: attribute content is untrusted and goes into log lines.
+std::string Quoted(std::string_view s) { return "\"" + EscapeAndTruncate(s, 32) + "\""; }
 
 }  // namespace
+
+std::string QuoteAttribute(std::string_view content) { return Quoted(TrimAsciiSpace(content)); }
 
 std::optional<std::string> ParseHexIdAttribute(std::string_view content) {
   std::string_view s = TrimAsciiSpace(content);
@@ -56,11 +52,17 @@ std::optional<std::string> ParseHexIdAttribute(std::string_view content) {
   return id;
 }
 
-std::int64_t ParseNumaNodeAttribute(std::string_view content) {
+std::optional<std::int64_t> ParseNumaNodeAttribute(std::string_view content) {
   const std::string_view s = TrimAsciiSpace(content);
   std::int64_t value = 0;
   const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (error != std::errc() || end != s.data() + s.size() || value < 0) return 0;
+  if (end != s.data() + s.size()) return std::nullopt;
+  if (error == std::errc::result_out_of_range) {
+    return s.front() == '-' ? std::optional<std::int64_t>(0) : std::nullopt;
+  }
+  if (error != std::errc()) return std::nullopt;
+  if (value < 0) return 0;
+  if (value > kMaxNumaNode) return std::nullopt;
   return value;
 }
 

@@ -16,8 +16,17 @@ namespace gfp::adapters {
 // requires exactly 4 hex digits (vendor/device ids are 16-bit).
 std::optional<std::string> ParseHexIdAttribute(std::string_view content);
 
-// "1\n" -> 1; "-1\n", garbage -> 0 (the Go plugin treats both as "NUMA node 0").
-std::int64_t ParseNumaNodeAttribute(std::string_view content);
+// Linux numbers NUMA nodes below MAX_NUMNODES, at most 1024 (NODES_SHIFT <= 10).
+inline constexpr std::int64_t kMaxNumaNode = 1023;
+
+// "1\n" -> 1; "-1\n" (no affinity) and other negative numbers -> 0, as the Go plugin does.
+// nullopt for content that is not a NUMA node id: garbage, or a number above kMaxNumaNode
+// (which, cast to a narrower int, would turn into -1 or some other node). The caller uses
+// node 0 and warns.
+std::optional<std::int64_t> ParseNumaNodeAttribute(std::string_view content);
+
+// Attribute content as it may appear in a message: trimmed, escaped, shortened and quoted.
+std::string QuoteAttribute(std::string_view content);
 
 // Reads <device_dir>/<name> and parses it as a hex id. Errors say
 // "cannot read vendor: <reason>" or "vendor \"xyz\" is not a 4-digit hex id".

@@ -1,26 +1,44 @@
 // Return-code names and version constants (the struct layouts are static_asserts in fm_abi.h).
+#include "adapters/fm/fm_abi.h"
+
 #include <gtest/gtest.h>
 
-#include "adapters/fm/fm_abi.h"
 #include "adapters/fm/fm_return_codes.h"
 
 namespace gfp::fm {
 namespace {
 
 TEST(FmAbi, EveryDocumentedCodeHasItsName) {
-  const char* expected[] = {
-      "FM_ST_SUCCESS", "FM_ST_BADPARAM", "FM_ST_GENERIC_ERROR", "FM_ST_NOT_SUPPORTED",
-      "FM_ST_UNINITIALIZED", "FM_ST_TIMEOUT", "FM_ST_VERSION_MISMATCH", "FM_ST_IN_USE",
-      "FM_ST_NOT_CONFIGURED", "FM_ST_CONNECTION_NOT_VALID", "FM_ST_NVLINK_ERROR",
-      "FM_ST_RESOURCE_BAD", "FM_ST_RESOURCE_IN_USE", "FM_ST_RESOURCE_NOT_IN_USE",
-      "FM_ST_RESOURCE_EXHAUSTED", "FM_ST_RESOURCE_NOT_READY", "FM_ST_PARTITION_EXISTS",
-      "FM_ST_PARTITION_ID_IN_USE", "FM_ST_PARTITION_ID_NOT_IN_USE",
-      "FM_ST_PARTITION_NAME_IN_USE", "FM_ST_PARTITION_NAME_NOT_IN_USE",
-      "FM_ST_PARTITION_ID_NAME_MISMATCH", "FM_ST_NOT_READY",
-      "FM_ST_RESOURCE_USED_IN_THIS_PARTITION", "FM_ST_RESOURCE_USED_IN_ANOTHER_PARTITION",
-      "FM_ST_PARTITION_MISWIRED_TRUNKS", "FM_ST_PARTITION_INSUFFICIENT_TRUNKS",
-      "FM_ST_PARTITION_MISSING_SWITCHES", "FM_ST_PARTITION_NETWORK_CONFIG_ERROR",
-      "FM_ST_PARTITION_ROUTE_PROGRAMMING_ERROR"};
+  const char* expected[] = {"FM_ST_SUCCESS",
+                            "FM_ST_BADPARAM",
+                            "FM_ST_GENERIC_ERROR",
+                            "FM_ST_NOT_SUPPORTED",
+                            "FM_ST_UNINITIALIZED",
+                            "FM_ST_TIMEOUT",
+                            "FM_ST_VERSION_MISMATCH",
+                            "FM_ST_IN_USE",
+                            "FM_ST_NOT_CONFIGURED",
+                            "FM_ST_CONNECTION_NOT_VALID",
+                            "FM_ST_NVLINK_ERROR",
+                            "FM_ST_RESOURCE_BAD",
+                            "FM_ST_RESOURCE_IN_USE",
+                            "FM_ST_RESOURCE_NOT_IN_USE",
+                            "FM_ST_RESOURCE_EXHAUSTED",
+                            "FM_ST_RESOURCE_NOT_READY",
+                            "FM_ST_PARTITION_EXISTS",
+                            "FM_ST_PARTITION_ID_IN_USE",
+                            "FM_ST_PARTITION_ID_NOT_IN_USE",
+                            "FM_ST_PARTITION_NAME_IN_USE",
+                            "FM_ST_PARTITION_NAME_NOT_IN_USE",
+                            "FM_ST_PARTITION_ID_NAME_MISMATCH",
+                            "FM_ST_NOT_READY",
+                            "FM_ST_RESOURCE_USED_IN_THIS_PARTITION",
+                            "FM_ST_RESOURCE_USED_IN_ANOTHER_PARTITION",
+                            "FM_ST_PARTITION_MISWIRED_TRUNKS",
+                            "FM_ST_PARTITION_INSUFFICIENT_TRUNKS",
+                            "FM_ST_PARTITION_MISSING_SWITCHES",
+                            "FM_ST_PARTITION_NETWORK_CONFIG_ERROR",
+                            "FM_ST_PARTITION_ROUTE_PROGRAMMING_ERROR"};
   for (int i = 0; i < 30; ++i) {
     EXPECT_EQ(FmReturnName(-i), expected[i]) << "code " << -i;
     EXPECT_FALSE(FmReturnDescription(-i).empty()) << "code " << -i;

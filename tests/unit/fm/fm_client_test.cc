@@ -172,7 +172,8 @@ TEST_F(FmClient, ActivateAndDeactivateFollowFmSemantics) {
   ASSERT_TRUE(client->Deactivate(1).ok());
   FmStatus inactive = client->Deactivate(1);
   EXPECT_EQ(inactive.fm_code(), abi::kUninitialized);
-  EXPECT_TRUE(Contains(inactive.error().message, "FM_ST_UNINITIALIZED")) << inactive.error().message;
+  EXPECT_TRUE(Contains(inactive.error().message, "FM_ST_UNINITIALIZED"))
+      << inactive.error().message;
   EXPECT_TRUE(Contains(inactive.error().message, "partition not active"));
 
   FmStatus unknown = client->Activate(99);
@@ -198,7 +199,8 @@ TEST_F(FmClient, EveryInjectedCodeComesBackWithItsName) {
     EXPECT_EQ(status.fm_code(), code);
     EXPECT_EQ(status.fm_name(), FmReturnName(code));
     EXPECT_TRUE(status.error().from_library);
-    EXPECT_TRUE(Contains(status.error().message, "fmActivateFabricPartition(4): " + FmReturnName(code)))
+    EXPECT_TRUE(
+        Contains(status.error().message, "fmActivateFabricPartition(4): " + FmReturnName(code)))
         << status.error().message;
     EXPECT_EQ(status.status().code(), FmReturnCategory(code));
   }
@@ -227,7 +229,8 @@ TEST_F(FmClient, InjectedFailuresOnEveryCall) {
   EXPECT_TRUE(set.error().from_library);
   EXPECT_TRUE(Contains(set.error().message, "fmSetActivatedFabricPartitions([1])"));
   // Always-failing: both calls fail, then clearing restores service.
-  ASSERT_TRUE(sim().InjectFailure("fmActivateFabricPartition", abi::kNotReady, fmsim::kAlways).ok());
+  ASSERT_TRUE(
+      sim().InjectFailure("fmActivateFabricPartition", abi::kNotReady, fmsim::kAlways).ok());
   EXPECT_EQ(client->Activate(1).fm_name(), "FM_ST_NOT_READY");
   EXPECT_EQ(client->Activate(1).fm_name(), "FM_ST_NOT_READY");
   ASSERT_TRUE(sim().ClearFailures().ok());
@@ -253,9 +256,10 @@ TEST_F(FmClient, ReconnectAttemptsAreBounded) {
   auto client = NewClient();
   ASSERT_TRUE(client);
   ASSERT_TRUE(client->Connect().ok());
-  ASSERT_TRUE(sim().InjectFailure("fmActivateFabricPartition", abi::kConnectionNotValid,
-                                  fmsim::kAlways)
-                  .ok());
+  ASSERT_TRUE(
+      sim()
+          .InjectFailure("fmActivateFabricPartition", abi::kConnectionNotValid, fmsim::kAlways)
+          .ok());
   FmStatus status = client->Activate(1);
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.fm_name(), "FM_ST_CONNECTION_NOT_VALID");
@@ -495,7 +499,8 @@ TEST_F(FmClient, StatePersistsAcrossClientsAndProcesses) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     auto client = FabricManagerClient::Create(Config());
-    bool ok = client.ok() && (*client)->Activate(2).ok() && (*client)->Activate(1).fm_code() == abi::kInUse;
+    bool ok = client.ok() && (*client)->Activate(2).ok() &&
+              (*client)->Activate(1).fm_code() == abi::kInUse;
     _exit(ok ? 0 : 1);
   }
   int wait_status = 0;

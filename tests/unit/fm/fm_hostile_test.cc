@@ -25,8 +25,10 @@ TEST_F(FmHostile, PartitionListReplies) {
   auto client = NewClient();
   ASSERT_TRUE(client);
   for (const Case& c : {
-           Case{fmsim::HostileReply::kTooManyPartitions, "numPartitions = 65 is above the maximum 64"},
-           Case{fmsim::HostileReply::kTooManyGpus, "partition 0 numGpus = 17 is above the maximum 16"},
+           Case{fmsim::HostileReply::kTooManyPartitions,
+                "numPartitions = 65 is above the maximum 64"},
+           Case{fmsim::HostileReply::kTooManyGpus,
+                "partition 0 numGpus = 17 is above the maximum 16"},
            Case{fmsim::HostileReply::kUnterminatedStrings,
                 "partition 0 GPU 0 uuid is not NUL-terminated within its 80-byte buffer"},
            Case{fmsim::HostileReply::kDuplicatePartitionIds, "partition id 0 is listed twice"},
@@ -36,8 +38,9 @@ TEST_F(FmHostile, PartitionListReplies) {
     auto partitions = client->GetSupportedPartitions();
     ASSERT_FALSE(partitions.ok()) << fmsim::HostileReplyName(c.reply);
     ExpectMalformed(partitions.error(), c.detail);
-    EXPECT_NE(partitions.error().message.find("fmGetSupportedFabricPartitions returned FM_ST_SUCCESS"),
-              std::string::npos);
+    EXPECT_NE(
+        partitions.error().message.find("fmGetSupportedFabricPartitions returned FM_ST_SUCCESS"),
+        std::string::npos);
   }
   ASSERT_TRUE(sim().SetHostileReply(fmsim::HostileReply::kNone).ok());
   EXPECT_TRUE(client->GetSupportedPartitions().ok());

@@ -3,7 +3,9 @@
 
 #include "adapters/fm/fabric_manager_client.h"
 #include "adapters/fm/fabric_manager_library.h"
+#include "common/temp_dir.h"
 #include "fm_test_support.h"
+#include "unit/host/fifo_guard.h"
 
 namespace gfp::fm {
 namespace {
@@ -23,8 +25,7 @@ TEST(FmLibrary, MissingLibraryNamesThePath) {
   auto library = FabricManagerLibrary::Load(path);
   ASSERT_FALSE(library.ok());
   EXPECT_EQ(library.status().code(), ErrorCode::kNotFound);
-  EXPECT_NE(library.status().message().find(path), std::string::npos)
-      << library.status().message();
+  EXPECT_NE(library.status().message().find(path), std::string::npos) << library.status().message();
   EXPECT_NE(library.status().message().find("No such file"), std::string::npos)
       << library.status().message();  // dlerror() text is included
 
@@ -41,7 +42,37 @@ TEST(FmLibrary, MissingSymbolNamesTheSymbolAndPath) {
   ASSERT_FALSE(library.ok());
   EXPECT_NE(library.status().message().find("fmGetNvlinkFailedDevices"), std::string::npos)
       << library.status().message();
-  EXPECT_NE(library.status().message().find(path), std::string::npos)
+  EXPECT_NE(library.status().message().find(path), std::string::npos) << library.status().message();
+}
+
+TEST(FmLibrary, FifoIsRefusedWithoutBlocking) {
+  gfp::testing::TempDir dir;
+  const auto fifo = gfp::testing::MakeFifo(dir.path() / "libnvfm.so.1");
+  auto library =
+      gfp::testing::ReadWithFifoGuard(fifo, [&] { return FabricManagerLibrary::Load(fifo); });
+  ASSERT_FALSE(library.ok());
+  EXPECT_EQ(library.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(library.status().message(), "cannot load Fabric Manager library " + fifo.string() +
+                                            ": is not a regular file (a FIFO)");
+}
+
+TEST(FmLibrary, DirectoryIsRefused) {
+  gfp::testing::TempDir dir;
+  auto library = FabricManagerLibrary::Load(dir.path().string());
+  ASSERT_FALSE(library.ok());
+  EXPECT_EQ(library.status().message(), "cannot load Fabric Manager library " +
+                                            dir.path().string() +
+                                            ": is not a regular file (a directory)");
+}
+
+TEST(FmLibrary, NotAnElfFileNamesThePath) {
+  gfp::testing::TempDir dir;
+  const auto not_elf = dir.Write("libnvfm.so.1", "not an ELF file");
+  auto library = FabricManagerLibrary::Load(not_elf.string());
+  ASSERT_FALSE(library.ok());
+  EXPECT_EQ(library.status().message().rfind(
+                "cannot load Fabric Manager library " + not_elf.string() + ": ", 0),
+            0u)
       << library.status().message();
 }
 

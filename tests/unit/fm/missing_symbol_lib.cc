@@ -16,8 +16,7 @@ EXPORT abi::fmReturn_t fmGetSupportedFabricPartitions(abi::fmHandle_t, abi::Fabr
 EXPORT abi::fmReturn_t fmActivateFabricPartition(abi::fmHandle_t, abi::fmFabricPartitionId_t) {
   return abi::kSuccess;
 }
-EXPORT abi::fmReturn_t fmActivateFabricPartitionWithVFs(abi::fmHandle_t,
-                                                        abi::fmFabricPartitionId_t,
+EXPORT abi::fmReturn_t fmActivateFabricPartitionWithVFs(abi::fmHandle_t, abi::fmFabricPartitionId_t,
                                                         abi::PciDevice*, unsigned int) {
   return abi::kSuccess;
 }

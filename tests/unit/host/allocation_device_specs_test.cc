@@ -5,8 +5,8 @@
 
 #include "adapters/host/pci_discovery.h"
 #include "adapters/host/vfio_nodes.h"
-#include "sim/node/fake_node.h"
 #include "common/temp_dir.h"
+#include "sim/node/fake_node.h"
 
 namespace gfp::adapters {
 namespace {

@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "adapters/host/pci_discovery.h"
-#include "sim/node/fake_node.h"
 #include "common/temp_dir.h"
+#include "sim/node/fake_node.h"
 
 namespace gfp::adapters {
 namespace {

@@ -3,8 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "sim/node/fake_node.h"
 #include "common/temp_dir.h"
+#include "sim/node/fake_node.h"
+#include "unit/host/fifo_guard.h"
 
 namespace gfp::adapters {
 namespace {
@@ -66,6 +67,24 @@ TEST_F(HostModuleMapping, UnreadableFile) {
   EXPECT_EQ(mapping.status().code(), ErrorCode::kNotFound);
   EXPECT_EQ(mapping.status().message(),
             "module mapping " + path.string() + ": cannot read file: No such file or directory");
+}
+
+TEST_F(HostModuleMapping, FifoIsRefusedWithoutBlocking) {
+  const auto fifo = gfp::testing::MakeFifo(dir_.path() / "mapping.fifo");
+  auto mapping = gfp::testing::ReadWithFifoGuard(fifo, [&] { return LoadModuleMapping(fifo); });
+  ASSERT_FALSE(mapping.ok());
+  EXPECT_EQ(mapping.status().message(),
+            "module mapping " + fifo.string() + ": cannot read file: not a regular file (a FIFO)");
+}
+
+TEST_F(HostModuleMapping, UntrustedKeysAndValuesAreEscapedInMessages) {
+  // A newline in the file must not start a forged line in the log.
+  EXPECT_EQ(LoadError("{\"0000:1b:00.0\\n[error] forged\": \"1\"}"),
+            Prefix() +
+                "key \"0000:1b:00.0\\n[error] forged\": \"0000:1b:00.0\\n[error] forged\" "
+                "is not a PCI address (expected DDDD:BB:DD.F, e.g. 0000:1b:00.0)");
+  EXPECT_EQ(LoadError("{\"0000:1b:00.0\": \"1\\u001b[31m\"}"),
+            Prefix() + "key \"0000:1b:00.0\": module id \"1\\x1b[31m\" is not a decimal number");
 }
 
 TEST_F(HostModuleMapping, MalformedJson) {

@@ -5,8 +5,8 @@
 
 #include <set>
 
-#include "sim/node/fake_node.h"
 #include "common/temp_dir.h"
+#include "sim/node/fake_node.h"
 
 namespace gfp::adapters {
 namespace {
@@ -193,7 +193,37 @@ TEST_F(HostPciDiscovery, NumaNodeNegativeOrUnreadableIsZero) {
   EXPECT_EQ(found.Find("0000:c3:00.0")->numa_node, 0);
   EXPECT_EQ(found.Find("0000:d1:00.0")->numa_node, 0);
   EXPECT_EQ(found.Find("0000:df:00.0")->numa_node, 3);
-  EXPECT_THAT(found.warnings, IsEmpty());  // NUMA problems never skip a device
+  // NUMA problems never skip a device; garbage is reported, -1 and a missing file are normal.
+  EXPECT_THAT(found.warnings, ElementsAre("0000:c3:00.0: numa_node \"one\" is not a NUMA node id "
+                                          "(0..1023); using NUMA node 0"));
+}
+
+TEST_F(HostPciDiscovery, AbsurdNumaNodeIsZeroWithAWarning) {
+  node_ = Build(sim::NodePreset::kHgxH100);
+  WriteFile(node_.DeviceDir("0000:1b:00.0") / "numa_node", "9223372036854775807\n");
+  WriteFile(node_.DeviceDir("0000:43:00.0") / "numa_node", "1024\n");
+  WriteFile(node_.DeviceDir("0000:52:00.0") / "numa_node", "99999999999999999999999\n");
+  WriteFile(node_.DeviceDir("0000:61:00.0") / "numa_node", "1023\n");
+  const auto found = Discover(node_);
+  ASSERT_EQ(found.devices.size(), 8u);
+  EXPECT_EQ(found.Find("0000:1b:00.0")->numa_node, 0);
+  EXPECT_EQ(found.Find("0000:43:00.0")->numa_node, 0);
+  EXPECT_EQ(found.Find("0000:52:00.0")->numa_node, 0);
+  EXPECT_EQ(found.Find("0000:61:00.0")->numa_node, 1023);
+  EXPECT_THAT(found.warnings,
+              ElementsAre("0000:1b:00.0: numa_node \"9223372036854775807\" is not a NUMA node id "
+                          "(0..1023); using NUMA node 0",
+                          "0000:43:00.0: numa_node \"1024\" is not a NUMA node id (0..1023); "
+                          "using NUMA node 0",
+                          "0000:52:00.0: numa_node \"99999999999999999999999\" is not a NUMA node "
+                          "id (0..1023); using NUMA node 0"));
+}
+
+TEST_F(HostPciDiscovery, AttributeContentIsEscapedInWarnings) {
+  const auto found = DiscoverWithBrokenFirstGpu(
+      [](const auto&, const auto& dev) { WriteFile(dev / "vendor", "0x\x1b[2J\n"); });
+  EXPECT_THAT(found.warnings,
+              ElementsAre("0000:1b:00.0: skipped: vendor \"0x\\x1b[2J\" is not a 4-digit hex id"));
 }
 
 TEST_F(HostPciDiscovery, IommufdDeviceIsFirstVfioEntryInSortedOrder) {
@@ -222,6 +252,15 @@ TEST_F(HostPciDiscovery, NonCanonicalEntryNameIsSkippedWithWarning) {
   EXPECT_EQ(found.devices.size(), 8u);
   EXPECT_THAT(found.warnings,
               ElementsAre("0000:1B:00.0: skipped: name is not a PCI address (DDDD:BB:DD.F)"));
+}
+
+TEST_F(HostPciDiscovery, EntryNameIsEscapedInWarnings) {
+  node_ = Build(sim::NodePreset::kHgxH100);
+  std::filesystem::create_directory_symlink(
+      node_.DeviceDir("0000:1b:00.0"), node_.sysfs_root / "bus/pci/devices/0000:1b:00.0\nforged");
+  const auto found = Discover(node_);
+  EXPECT_THAT(found.warnings, ElementsAre("0000:1b:00.0\\nforged: skipped: name is not a PCI "
+                                          "address (DDDD:BB:DD.F)"));
 }
 
 TEST_F(HostPciDiscovery, MissingDevicesDirectoryIsAnError) {

@@ -6,6 +6,7 @@
 
 #include "adapters/host/resource_naming.h"
 #include "common/temp_dir.h"
+#include "unit/host/fifo_guard.h"
 
 namespace gfp::adapters {
 namespace {
@@ -92,6 +93,15 @@ TEST(HostPciIds, MissingFileIsAnErrorNamingIt) {
   EXPECT_EQ(db.status().code(), ErrorCode::kNotFound);
   EXPECT_EQ(db.status().message(),
             "pci.ids " + path.string() + ": cannot read file: No such file or directory");
+}
+
+TEST(HostPciIds, FifoIsRefusedWithoutBlocking) {
+  gfp::testing::TempDir dir;
+  const auto fifo = gfp::testing::MakeFifo(dir.path() / "pci.ids");
+  auto db = gfp::testing::ReadWithFifoGuard(fifo, [&] { return LoadPciIds(fifo); });
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.status().message(),
+            "pci.ids " + fifo.string() + ": cannot read file: not a regular file (a FIFO)");
 }
 
 TEST(HostPciIds, BinaryFileIsMalformed) {

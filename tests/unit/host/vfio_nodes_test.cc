@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/node/fake_node.h"
 #include "common/temp_dir.h"
+#include "sim/node/fake_node.h"
 
 namespace gfp::adapters {
 namespace {

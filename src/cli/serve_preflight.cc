@@ -1,0 +1,73 @@
+#include "cli/serve_preflight.h"
+
+#include <system_error>
+
+#include "adapters/fm/fm_address.h"
+#include "adapters/host/file_reading.h"
+#include "common/text_escape.h"
+
+namespace gfp::cli {
+namespace {
+
+std::string Flag(const std::string& name, const std::filesystem::path& value) {
+  return "--" + name + "=" + EscapeAndTruncate(value.string(), 300);
+}
+
+Status CheckRegularFileFlag(const std::string& name, const std::filesystem::path& value) {
+  const Status status = adapters::CheckIsRegularFile(value);
+  if (status.ok()) return status;
+  return Status(status.code(), Flag(name, value) + " " + status.message());
+}
+
+Status CheckDirectoryFlag(const std::string& name, const std::filesystem::path& value) {
+  const Status status = adapters::CheckIsDirectory(value);
+  if (status.ok()) return status;
+  return Status(status.code(), Flag(name, value) + " " + status.message());
+}
+
+// The journal may not exist yet (it is created, with missing parent folders); what exists of
+// the path must allow that: the file itself regular, the nearest existing ancestor a folder.
+Status CheckJournalFlag(const std::filesystem::path& journal) {
+  if (adapters::CheckIsRegularFile(journal).code() != ErrorCode::kNotFound) {
+    return CheckRegularFileFlag("journal", journal);
+  }
+  std::error_code ignored;
+  auto parent = std::filesystem::absolute(journal, ignored).parent_path();
+  while (true) {
+    const Status status = adapters::CheckIsDirectory(parent);
+    if (status.ok()) return status;
+    if (status.code() != ErrorCode::kNotFound) {
+      return Status(status.code(), Flag("journal", journal) + ": " +
+                                       EscapeAndTruncate(parent.string(), 300) + " " +
+                                       status.message());
+    }
+    const auto up = parent.parent_path();
+    if (up == parent || up.empty()) return Status::Ok();
+    parent = up;
+  }
+}
+
+Status CheckFabricManagerFlags(const plugin::ServeConfig& config) {
+  if (auto address = fm::ParseFmAddress(config.fm_address); !address.ok()) {
+    return address.status().WithContext("--fm-address");
+  }
+  GFP_RETURN_IF_ERROR(CheckRegularFileFlag("pci-module-mapping", config.pci_module_mapping));
+  // A bare name is searched by the dynamic loader; only a path can be checked here.
+  if (config.fm_library.find('/') != std::string::npos) {
+    GFP_RETURN_IF_ERROR(CheckRegularFileFlag("fm-library", config.fm_library));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckServeConfig(const plugin::ServeConfig& config) {
+  GFP_RETURN_IF_ERROR(CheckDirectoryFlag("sysfs-root", config.sysfs_root));
+  GFP_RETURN_IF_ERROR(CheckDirectoryFlag("dev-root", config.dev_root));
+  GFP_RETURN_IF_ERROR(CheckJournalFlag(config.journal));
+  if (!config.pci_ids.empty()) GFP_RETURN_IF_ERROR(CheckRegularFileFlag("pci-ids", config.pci_ids));
+  if (config.fabric_manager) GFP_RETURN_IF_ERROR(CheckFabricManagerFlags(config));
+  return Status::Ok();
+}
+
+}  // namespace gfp::cli
