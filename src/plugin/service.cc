@@ -114,7 +114,7 @@ void Service::RestartServers(const std::string& reason) {
   for (auto& server : servers_) {
     server->Stop();
     Status status = server->Serve();
-    if (!status.ok()) spdlog::error("{}", status.message());
+    if (!status.ok()) server->ReportServeFailure(status);
   }
   register_backoff_ = std::chrono::milliseconds(250);
   next_register_ = Steady::now();
@@ -127,7 +127,7 @@ void Service::RegisterPending() {
     if (!server->serving()) {
       Status status = server->Serve();
       if (!status.ok()) {
-        spdlog::error("{}", status.message());
+        server->ReportServeFailure(status);
         failed = true;
         continue;
       }
