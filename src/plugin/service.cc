@@ -207,7 +207,14 @@ Status Service::Run(const std::atomic<bool>& stop) {
   spdlog::info("stopping: active partitions are left as they are");
   if (vfio_watch >= 0) ::close(vfio_watch);
   for (auto& server : servers_) server->Stop();
-  core_->engine().Snapshot().IgnoreError();
+  // The snapshot only shortens the next start's replay: the journal is intact without it, but
+  // the failure (a full disk, most often) is reported, not hidden behind "stopped cleanly".
+  if (Status snapshot = core_->engine().Snapshot(); !snapshot.ok()) {
+    return snapshot.WithContext("saving the shutdown snapshot of journal " +
+                                config_.journal.string() +
+                                " failed (the journal itself is intact; the next start replays "
+                                "the events since the last snapshot)");
+  }
   return Status::Ok();
 }
 

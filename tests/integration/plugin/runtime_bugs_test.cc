@@ -127,5 +127,113 @@ TEST_F(RuntimeBugsTest, SocketModeIs0600UnderUmask000) {
   EXPECT_EQ(st.st_mode & 0777, 0600u) << std::oct << (st.st_mode & 0777);
 }
 
+// A line of `text` that starts with `prefix` (a forged log or history line).
+bool HasLineStartingWith(const std::string& text, const std::string& prefix) {
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    if (text.compare(at, prefix.size(), prefix) == 0) return true;
+    const auto next = text.find('\n', at);
+    if (next == std::string::npos) break;
+    at = next + 1;
+  }
+  return false;
+}
+
+std::size_t HistoryBytes(const std::vector<nlohmann::json>& history) {
+  std::size_t bytes = 0;
+  for (const auto& e : history) bytes += e.dump().size() + 1;
+  return bytes;
+}
+
+// A refused request of 3,000 IDs of 1,000 bytes once added 3 MB to the journal.
+TEST_F(RuntimeBugsTest, HugeRefusedRequestAddsLittleToTheJournal) {
+  Prepare({});
+  StartServe();
+  const std::size_t before = HistoryBytes(History());
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3000; ++i) ids.push_back(std::to_string(i) + std::string(996, 'x'));
+  auto outcome = Allocate({ids});
+  EXPECT_FALSE(outcome.ok());
+  EXPECT_NE(outcome.status.error_message().find("is longer than 63 characters"), std::string::npos)
+      << Describe(outcome.status);
+  EXPECT_LT(outcome.status.error_message().size(), 2048u);
+  const auto history = History();
+  const std::size_t added = HistoryBytes(history) - before;
+  EXPECT_LT(added, 4096u) << "the refusal added " << added << " bytes to the journal";
+  bool saw_count = false;
+  for (const auto& e : history) {
+    if (e.value("type", "") == "AllocationRejected") {
+      saw_count |= e.dump().find("2992 more IDs") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(saw_count) << "the journal does not say how many IDs were left out";
+  EXPECT_TRUE(serve_->Running());
+  ExpectJournalVerifies();
+}
+
+// A newline in a kubelet-supplied ID must not forge a line in the log or in `journal history`.
+TEST_F(RuntimeBugsTest, NewlineInAnIdForgesNoLine) {
+  ServeSetup setup;
+  setup.log_level = "debug";
+  Prepare(setup);
+  StartServe();
+  const std::string forged = "FORGED [error] gpu-fabric-plugin was hacked";
+  auto refused = Allocate({{node_.GpuBdfs()[0] + "\n" + forged}});
+  EXPECT_FALSE(refused.ok());
+  auto preferred = Preferred(node_.GpuBdfs(), {"0000:1b:00.0\n" + forged}, 2);
+  EXPECT_FALSE(preferred.ok());
+  auto prestart = PreStart({"0000:1b:00.0\n" + forged});
+  EXPECT_FALSE(prestart.ok());
+  EXPECT_FALSE(HasLineStartingWith(refused.status.error_message(), forged));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_FALSE(HasLineStartingWith(serve_->Log(), forged)) << serve_->Log();
+  const auto text = Journal({"history"});
+  EXPECT_FALSE(HasLineStartingWith(text.output, forged)) << text.output;
+}
+
+// FM not usable: GetPreferredAllocation says so instead of "no partition has 2 GPUs (sizes:)".
+TEST_F(RuntimeBugsTest, PreferredSaysFabricManagerIsNotUsable) {
+  Prepare({});
+  ASSERT_TRUE(fm_->SetUnreachable(true).ok());
+  StartServe(false);
+  auto preferred = Preferred(node_.GpuBdfs(), {}, 2);
+  ASSERT_FALSE(preferred.ok());
+  const std::string message = preferred.status.error_message();
+  EXPECT_NE(message.find("Fabric Manager is not usable"), std::string::npos) << message;
+  EXPECT_EQ(message.find("sizes:"), std::string::npos) << message;
+}
+
+// A mapped module id that FM's table does not have: warned about, and that GPU is Unhealthy.
+TEST_F(RuntimeBugsTest, ModuleUnknownToFabricManagerIsUnhealthy) {
+  Prepare({});
+  const std::string victim = node_.GpuBdfs()[0];
+  auto mapping = nlohmann::json::parse(ReadFileOrEmpty(node_.module_mapping_file));
+  bool replaced = false;
+  for (auto& [key, value] : mapping.items()) {
+    std::string lower = key;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower.ends_with(victim.substr(5))) {
+      value = "99";
+      replaced = true;
+    }
+  }
+  ASSERT_TRUE(replaced) << mapping.dump();
+  std::ofstream(node_.module_mapping_file, std::ios::trunc) << mapping.dump();
+  StartServe(false);
+  EXPECT_TRUE(WaitForDevices(
+      [&](const auto& d) {
+        for (const auto& device : d) {
+          const bool want_healthy = device.id() != victim;
+          if ((device.health() == "Healthy") != want_healthy) return false;
+        }
+        return d.size() == node_.gpus.size();
+      },
+      10s))
+      << "only " << victim << " (module 99) must be Unhealthy";
+  EXPECT_TRUE(serve_->WaitForLog("module 99", 5s)) << serve_->Log();
+  const std::string log = serve_->Log();
+  EXPECT_NE(log.find(victim + " is mapped to module 99"), std::string::npos) << log;
+}
+
 }  // namespace
 }  // namespace gfp::testing
