@@ -235,5 +235,37 @@ TEST_F(RuntimeBugsTest, ModuleUnknownToFabricManagerIsUnhealthy) {
   EXPECT_NE(log.find(victim + " is mapped to module 99"), std::string::npos) << log;
 }
 
+// --log-level=debug printed nothing more than info: each kubelet call, each reconcile decision
+// and each FM effect now has a debug line.
+TEST_F(RuntimeBugsTest, DebugLevelShowsKubeletCallsDecisionsAndFabricManagerEffects) {
+  Prepare({});  // --log-level=debug, reconcile 100ms, grace 300ms
+  StartServe();
+  auto admitted = kubelet_->AdmitPod("vms", "vm-a", {{"compute", 2}}, resource_);
+  ASSERT_TRUE(admitted.ok()) << Describe(admitted.status);
+  const auto held = admitted.response.containers[0].device_ids;
+  ASSERT_TRUE(WaitForEvent(
+      "AllocationBound", [](const auto& e) { return e.dump().find("vm-a") != std::string::npos; },
+      10s));
+  ASSERT_TRUE(kubelet_->DeletePod("vms", "vm-a"));
+  ASSERT_TRUE(WaitUntil([&] { return ActivePartitions().empty(); }, 10s));
+  std::this_thread::sleep_for(300ms);
+  const std::string log = serve_->Log();
+  const std::string ids = "[" + held[0] + "," + held[1] + "]";
+  for (const std::string& expected : std::vector<std::string>{
+           "[debug] ListAndWatch " + resource_ + ": sent 8 devices (8 Healthy)",
+           "[debug] GetPreferredAllocation " + resource_ + " size 2",
+           "[debug] Allocate " + resource_ + " " + ids + ": ok in ",
+           "[debug] PreStartContainer " + resource_ + " " + ids + ": ok in ",
+           "[debug] Fabric Manager activate partition ",
+           "[debug] journaled AllocationBound: ",
+           "its devices are in no pod; release scheduled in 300 ms",
+           "[debug] journaled AllocationReleased: ",
+           "[debug] Fabric Manager deactivate partition ",
+       }) {
+    EXPECT_NE(log.find(expected), std::string::npos) << "no debug line \"" << expected << "\"";
+  }
+  EXPECT_NE(log.find("FM_ST_SUCCESS in "), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gfp::testing
