@@ -9,6 +9,7 @@
 #include "adapters/host/module_mapping.h"
 #include "adapters/host/pci_ids.h"
 #include "adapters/kubelet/grpc_lifetime.h"
+#include "plugin/core/log_text.h"
 
 namespace gfp::plugin {
 namespace {
@@ -138,7 +139,8 @@ void Service::RegisterPending() {
     const auto kubelet_socket = IdentityOf(config_.device_plugin_dir / "kubelet.sock");
     Status status = server->Register(kRegisterDeadline);
     if (!status.ok()) {
-      spdlog::warn("{} (retrying in {} ms)", status.message(), register_backoff_.count());
+      spdlog::warn("{} (retrying in {} ms)", LogText(status.message(), 1024),
+                   register_backoff_.count());
       failed = true;
     } else {
       kubelet_socket_ = kubelet_socket;

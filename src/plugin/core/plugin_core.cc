@@ -106,8 +106,11 @@ Status PluginCore::Start(const std::string& version) {
 
 Result<sm::Decision> PluginCore::ExecuteLogged(const sm::Command& command) {
   auto decision = engine_->Execute(command);
-  if (decision.ok() && spdlog::should_log(spdlog::level::debug)) {
-    for (const auto& event : decision->events) {
+  if (!decision.ok()) return decision;
+  for (const auto& event : decision->events) {
+    if (event.has_drift_detected()) {
+      spdlog::warn("drift found: {}", LogText(event.drift_detected().detail(), 512));
+    } else if (spdlog::should_log(spdlog::level::debug)) {
       spdlog::debug("journaled {}: {}", sm::EventTypeName(event),
                     LogText(sm::SummarizeEvent(event), 512));
     }
