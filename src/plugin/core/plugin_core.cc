@@ -285,6 +285,7 @@ bool PluginCore::ResolveInterrupted(const std::set<sm::PartitionId>& fm_active) 
 }
 
 void PluginCore::ReportSyncProblem(const std::string& text) {
+  SetFabricManagerProblem(text);
   if (text == last_sync_problem_) {
     spdlog::debug("{}", text);
     return;
