@@ -7,6 +7,7 @@
 
 #include "adapters/kubelet/grpc_lifetime.h"
 #include "plugin/build_core.h"
+#include "plugin/core/log_text.h"
 
 namespace gfp::plugin {
 namespace {
@@ -74,7 +75,7 @@ void Service::RestartServers(const std::string& reason) {
   for (auto& server : servers_) {
     server->Stop();
     Status status = server->Serve();
-    if (!status.ok()) spdlog::error("{}", status.message());
+    if (!status.ok()) server->ReportServeFailure(status);
   }
   register_backoff_ = std::chrono::milliseconds(250);
   next_register_ = Steady::now();
@@ -87,7 +88,7 @@ void Service::RegisterPending() {
     if (!server->serving()) {
       Status status = server->Serve();
       if (!status.ok()) {
-        spdlog::error("{}", status.message());
+        server->ReportServeFailure(status);
         failed = true;
         continue;
       }
@@ -98,7 +99,8 @@ void Service::RegisterPending() {
     const auto kubelet_socket = IdentityOf(config_.device_plugin_dir / "kubelet.sock");
     Status status = server->Register(kRegisterDeadline);
     if (!status.ok()) {
-      spdlog::warn("{} (retrying in {} ms)", status.message(), register_backoff_.count());
+      spdlog::warn("{} (retrying in {} ms)", LogText(status.message(), 1024),
+                   register_backoff_.count());
       failed = true;
     } else {
       kubelet_socket_ = kubelet_socket;
@@ -173,7 +175,14 @@ Status Service::Run(const std::atomic<bool>& stop) {
   core_->engine().StopBackgroundVerification();  // journal
   if (vfio_watch >= 0) ::close(vfio_watch);
   for (auto& server : servers_) server->Stop();
-  core_->engine().Snapshot().IgnoreError();
+  // The snapshot only shortens the next start's replay: the journal is intact without it, but
+  // the failure (a full disk, most often) is reported, not hidden behind "stopped cleanly".
+  if (Status snapshot = core_->engine().Snapshot(); !snapshot.ok()) {
+    return snapshot.WithContext("saving the shutdown snapshot of journal " +
+                                config_.journal.string() +
+                                " failed (the journal itself is intact; the next start replays "
+                                "the events since the last snapshot)");
+  }
   return Status::Ok();
 }
 

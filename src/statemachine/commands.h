@@ -82,12 +82,16 @@ struct RecordFabricManagerOutcome {
   // Resolved at start-up for a request whose caller is gone (docs/recovery.md): an allocation
   // waiting on this transition is rejected instead of continued.
   bool interrupted = false;
+  // Why the caller is gone when the plugin did not stop (e.g. journaling the outcome failed);
+  // empty: the plugin stopped.
+  std::string interrupted_cause{};
 };
 
 // Rejects allocations still `requested` with no transition pending: their caller (a kubelet
 // Allocate) ended with the process that served it.
 struct AbandonInterruptedRequests {
   Micros now = 0;
+  std::string cause{};  // as RecordFabricManagerOutcome::interrupted_cause
 };
 
 // PreStartContainer: make sure the devices' partition is active, re-activating it if needed.

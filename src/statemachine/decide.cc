@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/strings.h"
+#include "common/text_escape.h"
 #include "statemachine/apply.h"
 #include "statemachine/fm_codes.h"
 
@@ -15,6 +16,17 @@ using events::Event;
 
 constexpr const char* kInterrupted =
     "interrupted: the plugin stopped before this request completed (kubelet retries it)";
+
+std::string InterruptedText(const std::string& cause) {
+  if (cause.empty()) return kInterrupted;
+  return "interrupted: " + cause + "; the request did not complete (kubelet retries it)";
+}
+
+// What the journal keeps of a request's outside text: a refusal is journaled for the audit trail,
+// and one absurd kubelet call must not add megabytes to it or forge lines where it is printed.
+constexpr std::size_t kMaxReasonBytes = 1024;
+constexpr std::size_t kMaxRefusedIdsKept = 8;
+constexpr std::size_t kMaxRefusedIdBytes = 80;
 
 std::string FmText(const events::FmResult& fm) {
   return fm.name().empty() ? "FM code " + std::to_string(fm.code()) : fm.name();
@@ -53,14 +65,17 @@ class Builder {
 
 #define GFP_EMIT(builder, field, body) (builder).Emit(&Event::mutable_##field, body)
 
+// `reason` may carry outside text (IDs, FM strings): it is escaped and cut, in the journal and in
+// the refusal alike. `journal_note` is added to the journaled reason only.
 void RejectAllocation(Builder& b, const AllocationId& id, const std::string& reason,
-                      const events::FmResult* fm = nullptr) {
+                      const events::FmResult* fm = nullptr, const std::string& journal_note = "") {
+  const std::string safe = EscapeAndTruncate(reason, kMaxReasonBytes);
   events::AllocationRejected rejected;
   rejected.set_allocation_id(id);
-  rejected.set_reason(reason);
+  rejected.set_reason(safe + journal_note);
   if (fm) *rejected.mutable_fm() = *fm;
   GFP_EMIT(b, allocation_rejected, rejected);
-  b.Refuse(reason);
+  b.Refuse(safe);
 }
 
 void Grant(Builder& b, const AllocationId& id, std::optional<PartitionId> partition) {
@@ -142,6 +157,13 @@ std::string FabricManagerRefusal(const State& s, const std::vector<std::string>&
   for (const auto& bdf : devices) {
     if (!s.module_of_bdf.count(bdf)) return "GPU " + bdf + " has no module id in the mapping";
   }
+  const auto unknown = GpusWithModulesUnknownToFabricManager(s);
+  for (const auto& bdf : devices) {
+    if (auto it = unknown.find(bdf); it != unknown.end()) {
+      return "GPU " + bdf + " is mapped to module " + std::to_string(it->second) +
+             ", which Fabric Manager's partition table does not have";
+    }
+  }
   auto target = PartitionWithExactDevices(s, devices);
   if (!target) {
     std::ostringstream why;
@@ -199,21 +221,38 @@ std::string ValidateRequest(const State& s, const RequestAllocation& r) {
   return "";
 }
 
+// The request as journaled: every ID when it is accepted (they are then valid device IDs); the
+// first few, escaped and cut, when it is refused. Returns how many IDs were left out.
+std::size_t RequestedEvent(const AllocationId& id, const RequestAllocation& r, bool refused,
+                           events::AllocationRequested& requested) {
+  requested.set_allocation_id(id);
+  requested.set_resource(r.resource);
+  requested.set_container_index(r.container_index);
+  const std::size_t kept =
+      refused ? std::min(r.device_ids.size(), kMaxRefusedIdsKept) : r.device_ids.size();
+  for (std::size_t i = 0; i < kept; ++i) {
+    requested.add_device_ids(refused ? EscapeAndTruncate(r.device_ids[i], kMaxRefusedIdBytes)
+                                     : r.device_ids[i]);
+  }
+  const std::size_t omitted = r.device_ids.size() - kept;
+  requested.set_device_ids_omitted(static_cast<std::uint32_t>(omitted));
+  return omitted;
+}
+
 void DecideRequest(Builder& b, const RequestAllocation& r) {
   const AllocationId id = AllocationIdFor(b.state().next_allocation_number);
   b.SetAllocation(id);
-  events::AllocationRequested requested;
-  requested.set_allocation_id(id);
-  requested.set_resource(r.resource);
-  for (const auto& d : r.device_ids) requested.add_device_ids(d);
-  requested.set_container_index(r.container_index);
-  GFP_EMIT(b, allocation_requested, requested);
-
   std::string refusal = ValidateRequest(b.state(), r);
   if (refusal.empty() && b.state().fm_enabled)
     refusal = FabricManagerRefusal(b.state(), r.device_ids);
+
+  events::AllocationRequested requested;
+  const std::size_t omitted = RequestedEvent(id, r, !refusal.empty(), requested);
+  GFP_EMIT(b, allocation_requested, requested);
   if (!refusal.empty()) {
-    RejectAllocation(b, id, refusal);
+    const std::string note =
+        omitted ? " (… and " + std::to_string(omitted) + " more IDs not journaled)" : "";
+    RejectAllocation(b, id, refusal, nullptr, note);
     return;
   }
 
@@ -280,7 +319,7 @@ void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
       GFP_EMIT(b, partition_deactivated, done);
       if (requested_allocation()) {
         if (o.interrupted) {
-          RejectAllocation(b, for_allocation, kInterrupted);
+          RejectAllocation(b, for_allocation, InterruptedText(o.interrupted_cause));
         } else {
           ContinueAllocation(b, for_allocation);
         }
@@ -313,7 +352,7 @@ void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
       // An interrupted request's partition stays active without an owner: kubelet's retry of
       // the same devices claims it without an FM call, otherwise it is released after the grace.
       if (o.interrupted) {
-        RejectAllocation(b, for_allocation, kInterrupted);
+        RejectAllocation(b, for_allocation, InterruptedText(o.interrupted_cause));
       } else {
         Grant(b, for_allocation, o.partition_id);
       }
@@ -345,7 +384,8 @@ void DecideEnsureActive(Builder& b, const EnsurePartitionActive& e) {
     if (std::set<Bdf>(a.devices.begin(), a.devices.end()) == wanted) owner = &a;  // newest wins
   }
   if (!owner || !owner->partition) {
-    b.Refuse("no granted allocation holds exactly devices " + Join(e.device_ids));
+    b.Refuse("no granted allocation holds exactly devices " +
+             EscapeAndTruncate(Join(e.device_ids), kMaxReasonBytes));
     return;
   }
   const PartitionId pid = *owner->partition;
@@ -515,7 +555,7 @@ void DecideOrphan(Builder& b, const ReleaseOrphanPartition& r) {
   RequestDeactivation(b, r.partition_id, r.reason, "");
 }
 
-void DecideAbandon(Builder& b) {
+void DecideAbandon(Builder& b, const AbandonInterruptedRequests& command) {
   std::vector<AllocationId> abandoned;
   for (const auto& [id, a] : b.state().allocations) {
     if (a.status != AllocationStatus::kRequested) continue;
@@ -523,7 +563,7 @@ void DecideAbandon(Builder& b) {
                                      [&](const auto& i) { return i.second.allocation_id == id; });
     if (!waiting) abandoned.push_back(id);
   }
-  for (const auto& id : abandoned) RejectAllocation(b, id, kInterrupted);
+  for (const auto& id : abandoned) RejectAllocation(b, id, InterruptedText(command.cause));
 }
 
 std::vector<events::Device> SortedDevices(std::vector<events::Device> devices) {
@@ -642,7 +682,7 @@ struct Dispatch {
     for (const auto& [pid, active] : b.state().active) effect.partition_ids.push_back(pid);
     b.Effect(effect);
   }
-  void operator()(const AbandonInterruptedRequests&) { DecideAbandon(b); }
+  void operator()(const AbandonInterruptedRequests& c) { DecideAbandon(b, c); }
   void operator()(const RecordResyncOutcome& c) {
     // Only a resync that took effect is journaled: FM refuses it while it is still starting,
     // and the plugin retries every interval, which would otherwise flood the audit trail.

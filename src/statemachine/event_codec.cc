@@ -120,8 +120,9 @@ std::string SummarizeEvent(const Event& e) {
       break;
     case Event::kAllocationRequested: {
       const auto& x = e.allocation_requested();
-      o << x.allocation_id() << " " << x.resource() << " [" << Join(x.device_ids())
-        << "] container " << x.container_index();
+      o << x.allocation_id() << " " << x.resource() << " [" << Join(x.device_ids());
+      if (x.device_ids_omitted() > 0) o << " … and " << x.device_ids_omitted() << " more IDs";
+      o << "] container " << x.container_index();
       break;
     }
     case Event::kAllocationGranted: {

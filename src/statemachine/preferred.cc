@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/text_escape.h"
+
 namespace gfp::sm {
 namespace {
 
@@ -45,6 +47,12 @@ Result<std::vector<std::string>> PreferredByPartition(const State& state,
   const std::vector<std::string> must = Dedup(request.must_include);
   if (request.size == 0) return InvalidArgument("allocation size 0 requested");
   if (must.size() > request.size) return TooManyMustInclude(must.size(), request.size);
+  if (state.partitions.empty()) {
+    return FailedPrecondition(
+        std::string("Fabric Manager is not usable: ") +
+        (state.fm_connected ? "its partition table is not known yet" : "it is not connected") +
+        "; cannot choose GPUs that form one partition");
+  }
 
   const std::unordered_set<std::string> available(request.available.begin(),
                                                   request.available.end());
@@ -94,7 +102,8 @@ Result<std::vector<std::string>> PreferredByPartition(const State& state,
       return std::find(r.gpus.begin(), r.gpus.end(), m) == r.gpus.end();
     });
     if (missing != must.end()) {
-      reasons.push_back(pid + ": does not contain must-include device " + *missing);
+      reasons.push_back(pid + ": does not contain must-include device " +
+                        EscapeAndTruncate(*missing, 80));
       continue;
     }
     Candidate c;

@@ -3,7 +3,8 @@
 namespace gfp::sm {
 
 std::vector<RecordFabricManagerOutcome> ResolvePendingIntents(
-    const State& state, const std::set<PartitionId>& fm_active, Micros now) {
+    const State& state, const std::set<PartitionId>& fm_active, Micros now,
+    const std::string& cause) {
   std::vector<RecordFabricManagerOutcome> out;
   for (const auto& [pid, intent] : state.intents) {
     const bool active = fm_active.count(pid) > 0;
@@ -13,9 +14,11 @@ std::vector<RecordFabricManagerOutcome> ResolvePendingIntents(
     outcome.kind = intent.kind;
     outcome.partition_id = pid;
     outcome.interrupted = true;
-    const std::string seen = "recovered after restart: Fabric Manager reports partition " +
-                             std::to_string(pid) + (active ? " active" : " inactive") +
-                             " for the " + IntentKindName(intent.kind) + " requested at seq " +
+    outcome.interrupted_cause = cause;
+    const std::string seen = "recovered after " + (cause.empty() ? "restart" : cause) +
+                             ": Fabric Manager reports partition " + std::to_string(pid) +
+                             (active ? " active" : " inactive") + " for the " +
+                             IntentKindName(intent.kind) + " requested at seq " +
                              std::to_string(intent.requested_seq);
     if (applied) {
       outcome.fm.set_code(0);

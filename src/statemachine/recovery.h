@@ -17,8 +17,11 @@ namespace gfp::sm {
 inline constexpr int kRecoveredNotAppliedCode = -2;
 inline constexpr const char* kRecoveredNotAppliedName = "RECOVERED_NOT_APPLIED";
 
-// One outcome per pending intent, in partition order.
+// One outcome per pending intent, in partition order. `cause` says why the intents were left
+// without an outcome when the plugin did not restart (e.g. "journaling an outcome failed: …");
+// empty means a restart.
 std::vector<RecordFabricManagerOutcome> ResolvePendingIntents(
-    const State& state, const std::set<PartitionId>& fm_active, Micros now);
+    const State& state, const std::set<PartitionId>& fm_active, Micros now,
+    const std::string& cause = "");
 
 }  // namespace gfp::sm

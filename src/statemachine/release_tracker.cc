@@ -23,6 +23,7 @@ ReleaseTracker::Due ReleaseTracker::Observe(const State& state,
       continue;
     }
     auto it = absent_since_.find(id);
+    if (it == absent_since_.end()) due.newly_absent.push_back(id);
     const Micros since = it == absent_since_.end() ? std::max(now, a.granted_at) : it->second;
     still_absent[id] = since;
     if (now - since >= state.release_grace) due.allocations.push_back(id);

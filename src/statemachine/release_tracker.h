@@ -17,6 +17,8 @@ class ReleaseTracker {
   struct Due {
     std::vector<AllocationId> allocations;
     std::vector<PartitionId> orphan_partitions;  // adopted or ownerless, no pod holds their GPUs
+    // First seen in no pod by this List: released after the grace unless seen again.
+    std::vector<AllocationId> newly_absent;
   };
 
   // One successful List at `now`: which allocations and ownerless partitions are due.

@@ -24,6 +24,18 @@ const char* IntentKindName(IntentKind kind) {
   return kind == IntentKind::kActivate ? "activate" : "deactivate";
 }
 
+std::map<Bdf, ModuleId> GpusWithModulesUnknownToFabricManager(const State& state) {
+  std::map<Bdf, ModuleId> out;
+  if (state.partitions.empty()) return out;
+  std::set<ModuleId> known;
+  for (const auto& [pid, p] : state.partitions)
+    known.insert(p.physical_ids.begin(), p.physical_ids.end());
+  for (const auto& [bdf, module] : state.module_of_bdf) {
+    if (!known.count(module)) out[bdf] = module;
+  }
+  return out;
+}
+
 PartitionDevices DevicesOfPartition(const State& state, const PartitionState& partition) {
   PartitionDevices out;
   for (ModuleId module : partition.physical_ids) {

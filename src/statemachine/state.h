@@ -154,6 +154,10 @@ PartitionDevices DevicesOfPartition(const State& state, const PartitionState& pa
 std::optional<PartitionId> PartitionWithExactDevices(const State& state,
                                                      const std::vector<Bdf>& devices);
 
+// GPUs mapped to a module id that no partition of Fabric Manager's table has (such a GPU can
+// never be allocated), with that module id. Empty while the table is not known.
+std::map<Bdf, ModuleId> GpusWithModulesUnknownToFabricManager(const State& state);
+
 // Active partitions sharing at least one GPU with `devices`.
 std::vector<PartitionId> ActivePartitionsOverlapping(const State& state,
                                                      const std::set<Bdf>& devices);

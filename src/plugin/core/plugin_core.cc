@@ -9,6 +9,9 @@
 #include "adapters/host/pci_discovery.h"
 #include "adapters/host/vfio_nodes.h"
 #include "common/strings.h"
+#include "common/text_escape.h"
+#include "plugin/core/log_text.h"
+#include "statemachine/event_codec.h"
 #include "statemachine/fm_codes.h"
 #include "statemachine/preferred.h"
 #include "statemachine/recovery.h"
@@ -17,6 +20,38 @@ namespace gfp::plugin {
 namespace {
 
 constexpr int kFmNotConfigured = -8;
+// How much of a kubelet-supplied ID list a log line or message carries.
+constexpr std::size_t kMaxIdsText = 256;
+
+const char* EffectName(sm::Effect::Kind kind) {
+  switch (kind) {
+    case sm::Effect::Kind::kActivatePartition:
+      return "activate";
+    case sm::Effect::Kind::kDeactivatePartition:
+      return "deactivate";
+    case sm::Effect::Kind::kSetActivatedPartitions:
+      return "set activated partitions";
+  }
+  return "?";
+}
+
+std::string EffectTarget(const sm::Effect& effect) {
+  if (effect.kind != sm::Effect::Kind::kSetActivatedPartitions) {
+    return "partition " + std::to_string(effect.partition_id);
+  }
+  return "[" + Join(effect.partition_ids) + "]";
+}
+
+std::string FmOutcomeText(const events::FmResult& fm) {
+  std::string text = fm.name().empty() ? "code " + std::to_string(fm.code()) : fm.name();
+  if (!fm.message().empty()) text += " (" + LogText(fm.message(), 256) + ")";
+  return text;
+}
+
+double MillisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
 
 }  // namespace
 
@@ -69,15 +104,32 @@ Status PluginCore::Start(const std::string& version) {
   return Status::Ok();
 }
 
+Result<sm::Decision> PluginCore::ExecuteLogged(const sm::Command& command) {
+  auto decision = engine_->Execute(command);
+  if (!decision.ok()) return decision;
+  for (const auto& event : decision->events) {
+    if (event.has_drift_detected()) {
+      spdlog::warn("drift found: {}", LogText(event.drift_detected().detail(), 512));
+    } else if (spdlog::should_log(spdlog::level::debug)) {
+      spdlog::debug("journaled {}: {}", sm::EventTypeName(event),
+                    LogText(sm::SummarizeEvent(event), 512));
+    }
+  }
+  return decision;
+}
+
 Result<PluginCore::SagaResult> PluginCore::RunSaga(const sm::Command& command) {
-  GFP_ASSIGN_OR_RETURN(sm::Decision decision, engine_->Execute(command));
+  GFP_ASSIGN_OR_RETURN(sm::Decision decision, ExecuteLogged(command));
   SagaResult result{decision.allocation_id, decision.refusal};
   std::vector<sm::Effect> effects = decision.effects;
   for (std::size_t i = 0; i < effects.size(); ++i) {
     const sm::Effect effect = effects[i];
     events::FmResult outcome;
     if (fabric_) {
+      const auto started = std::chrono::steady_clock::now();
       outcome = fabric_->Carry(effect);
+      spdlog::debug("Fabric Manager {} {}: {} in {:.1f} ms", EffectName(effect.kind),
+                    EffectTarget(effect), FmOutcomeText(outcome), MillisSince(started));
       result.fm_in_use |=
           effect.kind == sm::Effect::Kind::kActivatePartition && outcome.code() == sm::kFmInUse;
     } else {
@@ -98,8 +150,17 @@ Result<PluginCore::SagaResult> PluginCore::RunSaga(const sm::Command& command) {
       recorded.fm = outcome;
       next = recorded;
     }
-    // If this append fails the intent stays without an outcome; start-up recovery resolves it.
-    GFP_ASSIGN_OR_RETURN(sm::Decision followed, engine_->Execute(next));
+    // If this append fails the intent stays without an outcome: the next sync resolves it by
+    // asking FM, and tells the request it rejects what happened.
+    auto executed = ExecuteLogged(next);
+    if (!executed.ok()) {
+      interrupted_cause_ = "the journal append failed (" + executed.status().message() + ")";
+      spdlog::error("journaling the outcome of Fabric Manager {} {} ({}) failed: {}",
+                    EffectName(effect.kind), EffectTarget(effect), FmOutcomeText(outcome),
+                    executed.status().message());
+      return executed.status();
+    }
+    sm::Decision followed = std::move(executed).value();
     if (!followed.refusal.empty()) result.refusal = followed.refusal;
     effects.insert(effects.end(), followed.effects.begin(), followed.effects.end());
   }
@@ -123,7 +184,7 @@ void PluginCore::RecordConnection(bool connected, const std::string& reason,
       spdlog::info("connected to Fabric Manager at {}", fabric_->address());
     } else {
       spdlog::warn("Fabric Manager at {} unreachable: {}; its devices are Unhealthy",
-                   fabric_->address(), fm.message().empty() ? reason : fm.message());
+                   fabric_->address(), LogText(fm.message().empty() ? reason : fm.message(), 512));
     }
     NotifyChanged();
   }
@@ -147,6 +208,8 @@ bool PluginCore::SyncFabricManagerOnce(bool pod_holders_known,
   if (!fabric_->connected()) {
     events::FmResult connect = fabric_->Connect();
     if (connect.code() != 0) {
+      SetFabricManagerProblem("cannot connect to " + fabric_->address() + ": " +
+                              FmOutcomeText(connect));
       RecordConnection(false, "connect failed", connect);
       return false;
     }
@@ -158,14 +221,16 @@ bool PluginCore::SyncFabricManagerOnce(bool pod_holders_known,
     RecordConnection(true, "", {});
     auto resync = RunSaga(sm::ResyncFabricManager{clock_()});
     if (!resync.ok() || !resync->refusal.empty()) {
-      spdlog::info("Fabric Manager not ready yet: {}",
-                   resync.ok() ? resync->refusal : resync.status().message());
+      const std::string why = resync.ok() ? resync->refusal : resync.status().message();
+      SetFabricManagerProblem("it is not ready yet: " + why);
+      spdlog::info("Fabric Manager not ready yet: {}", why);
       return false;
     }
     spdlog::info("Fabric Manager resynced with the journal's active partitions");
     partitions = fabric_->FabricState(&failure);
   }
   if (!partitions.ok()) {
+    SetFabricManagerProblem("listing its partitions failed: " + FmOutcomeText(failure));
     RecordConnection(false, "listing partitions failed", failure);
     return false;
   }
@@ -175,20 +240,7 @@ bool PluginCore::SyncFabricManagerOnce(bool pod_holders_known,
   for (const auto& p : *partitions) {
     if (p.active()) fm_active.insert(p.id());
   }
-  // Intents left without an outcome (a crash between the FM call and its journaling).
-  for (const auto& outcome : sm::ResolvePendingIntents(engine_->CopyState(), fm_active, clock_())) {
-    spdlog::warn("{}", outcome.fm.message());
-    auto resolved = RunSaga(outcome);
-    if (!resolved.ok()) {
-      LogIfError(resolved.status(), "resolving a pending intent");
-      return false;
-    }
-  }
-  auto abandoned = engine_->Execute(sm::AbandonInterruptedRequests{clock_()});
-  if (!abandoned.ok()) {
-    LogIfError(abandoned.status(), "rejecting interrupted requests");
-    return false;
-  }
+  if (!ResolveInterrupted(fm_active)) return false;
   sm::ObserveFabricState observed;
   observed.now = clock_();
   observed.partitions = std::move(partitions).value();
@@ -196,11 +248,76 @@ bool PluginCore::SyncFabricManagerOnce(bool pod_holders_known,
   observed.held_allocations = held;
   auto repaired = RunSaga(observed);
   if (!repaired.ok()) {
-    LogIfError(repaired.status(), "journaling Fabric Manager's state");
+    ReportSyncProblem("journaling Fabric Manager's state: " + repaired.status().message());
     return false;
   }
   if (!repaired->refusal.empty()) spdlog::warn("{}", repaired->refusal);
-  return fabric_->connected();
+  last_sync_problem_.clear();
+  WarnAboutUnknownModules();
+  if (!fabric_->connected()) return false;
+  SetFabricManagerProblem("");
+  return true;
+}
+
+bool PluginCore::ResolveInterrupted(const std::set<sm::PartitionId>& fm_active) {
+  // Intents left without an outcome: a crash, or a failed journal append, between the FM call
+  // and its journaling.
+  for (const auto& outcome :
+       sm::ResolvePendingIntents(engine_->CopyState(), fm_active, clock_(), interrupted_cause_)) {
+    auto resolved = RunSaga(outcome);
+    if (!resolved.ok()) {
+      ReportSyncProblem("cannot journal the resolution of the pending " +
+                        std::string(sm::IntentKindName(outcome.kind)) + " of partition " +
+                        std::to_string(outcome.partition_id) +
+                        " (retrying): " + resolved.status().message());
+      return false;
+    }
+    spdlog::warn("{}", outcome.fm.message());
+  }
+  auto abandoned = ExecuteLogged(sm::AbandonInterruptedRequests{clock_(), interrupted_cause_});
+  if (!abandoned.ok()) {
+    ReportSyncProblem("cannot journal the rejection of interrupted requests (retrying): " +
+                      abandoned.status().message());
+    return false;
+  }
+  interrupted_cause_.clear();
+  return true;
+}
+
+void PluginCore::ReportSyncProblem(const std::string& text) {
+  SetFabricManagerProblem(text);
+  if (text == last_sync_problem_) {
+    spdlog::debug("{}", text);
+    return;
+  }
+  spdlog::error("{}", text);
+  last_sync_problem_ = text;
+}
+
+void PluginCore::SetFabricManagerProblem(std::string problem) {
+  std::lock_guard lock(fm_problem_mu_);
+  fm_problem_ = std::move(problem);
+}
+
+std::string PluginCore::FabricManagerProblem() const {
+  std::lock_guard lock(fm_problem_mu_);
+  return fm_problem_.empty() ? "it is not connected yet" : fm_problem_;
+}
+
+void PluginCore::WarnAboutUnknownModules() {
+  auto unknown = engine_->Read(
+      [](const sm::State& s) { return sm::GpusWithModulesUnknownToFabricManager(s); });
+  if (unknown == warned_unknown_modules_) return;
+  for (const auto& [bdf, module] : unknown) {
+    auto before = warned_unknown_modules_.find(bdf);
+    if (before != warned_unknown_modules_.end() && before->second == module) continue;
+    spdlog::warn(
+        "GPU {} is mapped to module {} in {}, which Fabric Manager's partition table does not "
+        "have: advertised Unhealthy, it can never be allocated (fix the module mapping file)",
+        bdf, module, mapping_ ? EscapeControl(mapping_->source) : std::string("the mapping"));
+  }
+  warned_unknown_modules_ = std::move(unknown);
+  NotifyChanged();
 }
 
 void PluginCore::Reconcile(const std::vector<kubelet::ContainerDeviceAssignment>& containers) {
@@ -211,13 +328,19 @@ void PluginCore::Reconcile(const std::vector<kubelet::ContainerDeviceAssignment>
     observed.containers.push_back(
         {c.pod_namespace, c.pod_name, c.container_name, c.resource_name, c.device_ids});
   }
-  auto bound = engine_->Execute(observed);
+  auto bound = ExecuteLogged(observed);
   if (!bound.ok()) {
     LogIfError(bound.status(), "journaling pods seen");
     return;
   }
   const sm::ReleaseTracker::Due due =
       release_tracker_.Observe(engine_->CopyState(), observed.containers, observed.now);
+  for (const auto& id : due.newly_absent) {
+    spdlog::debug(
+        "{}: its devices are in no pod; release scheduled in {} ms unless a pod shows "
+        "them again",
+        id, config_.release_grace.count());
+  }
   for (const auto& id : due.allocations) {
     spdlog::info("releasing {}: its devices were in no pod for {} ms", id,
                  config_.release_grace.count());
@@ -265,7 +388,7 @@ void PluginCore::CheckHealth() {
       if (status.ok()) {
         spdlog::info("device {} is Healthy again", device.bdf);
       } else {
-        spdlog::warn("device {} is Unhealthy: {}", device.bdf, status.message());
+        spdlog::warn("device {} is Unhealthy: {}", device.bdf, LogText(status.message(), 512));
       }
     }
   }
@@ -284,13 +407,17 @@ std::vector<DeviceView> PluginCore::Devices(const std::string& resource) const {
   if (!r) return out;
   engine_->Read([&](const sm::State& s) {
     const bool fabric_ok = !fabric_ || (s.fm_connected && fm_usable_.load());
+    // A GPU mapped to a module FM's table lacks can never be allocated.
+    const auto unknown_module =
+        fabric_ ? sm::GpusWithModulesUnknownToFabricManager(s) : std::map<sm::Bdf, sm::ModuleId>{};
     for (const auto& d : r->devices) {
       auto it = s.devices.find(d.bdf);
       DeviceView view;
       view.id = d.bdf;
       view.numa_node = static_cast<int>(std::max<std::int64_t>(0, d.numa_node));
       view.healthy = it != s.devices.end() && it->second.healthy && fabric_ok &&
-                     (!fabric_ || s.module_of_bdf.count(d.bdf) > 0);
+                     (!fabric_ || s.module_of_bdf.count(d.bdf) > 0) &&
+                     unknown_module.count(d.bdf) == 0;
       out.push_back(view);
     }
     return 0;
@@ -325,6 +452,10 @@ Result<std::vector<std::string>> PluginCore::Preferred(const std::string& resour
                                                        const std::vector<std::string>& must_include,
                                                        std::size_t size) const {
   if (!inventory_.FindResource(resource)) return NotFound("unknown resource " + resource);
+  if (fabric_ && !fm_usable_.load()) {
+    return Unavailable("Fabric Manager is not usable (" + FabricManagerProblem() +
+                       "); cannot choose GPUs that form one partition");
+  }
   return engine_->Read([&](const sm::State& s) {
     return sm::PreferredAllocation(s, sm::PreferredRequest{available, must_include, size});
   });
@@ -365,7 +496,7 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
         engine_->Read([&](const sm::State& s) { return sm::Decide(s, request); });
     if (!dry.refusal.empty()) {
       // Journal the rejection for the audit trail, then refuse.
-      auto journaled = engine_->Execute(request);
+      auto journaled = ExecuteLogged(request);
       if (!journaled.ok()) return journaled.status();
       return InvalidArgument("container " + std::to_string(i) + ": " + dry.refusal);
     }
@@ -407,8 +538,9 @@ Status PluginCore::PreStart(const std::string& resource, const std::vector<std::
   std::lock_guard lock(operation_mu_);
   // Verify in FM first: a partition FM lost shows up as drift and is repaired here.
   if (!SyncFabricManagerLocked(false, {})) {
-    return Unavailable("Fabric Manager is not reachable; cannot verify the partition of " +
-                       Join(devices));
+    return Unavailable("Fabric Manager is not usable (" + FabricManagerProblem() +
+                       "); cannot verify the partition of " +
+                       EscapeAndTruncate(Join(devices), kMaxIdsText));
   }
   GFP_ASSIGN_OR_RETURN(SagaResult saga, RunSaga(sm::EnsurePartitionActive{clock_(), devices}));
   if (!saga.refusal.empty()) return FailedPrecondition(saga.refusal);

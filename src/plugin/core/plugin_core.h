@@ -12,9 +12,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -102,6 +104,15 @@ class PluginCore {
   bool SyncFabricManagerLocked(bool pod_holders_known, const std::vector<sm::AllocationId>& held);
   bool SyncFabricManagerOnce(bool pod_holders_known, const std::vector<sm::AllocationId>& held);
   void RecordConnection(bool connected, const std::string& reason, const events::FmResult& fm);
+  // Resolves intents left without an outcome and rejects requests that lost their caller.
+  bool ResolveInterrupted(const std::set<sm::PartitionId>& fm_active);
+  // Executes a command and logs (debug) what it journaled.
+  Result<sm::Decision> ExecuteLogged(const sm::Command& command);
+  // A sync problem that repeats on every retry: logged as an error once per change.
+  void ReportSyncProblem(const std::string& text);
+  void SetFabricManagerProblem(std::string problem);
+  std::string FabricManagerProblem() const;
+  void WarnAboutUnknownModules();
   Status HostCheck(const std::string& bdf);
   void NotifyChanged();
   void LogIfError(const Status& status, const char* what);
@@ -117,7 +128,14 @@ class PluginCore {
   // The last sync's verdict: FM connected *and* usable (not starting, not waiting for a resync,
   // partitions listed). Connected alone is not enough to advertise its devices as Healthy.
   std::atomic<bool> fm_usable_{false};
+  mutable std::mutex fm_problem_mu_;
+  std::string fm_problem_;  // why FM is not usable, when it is not
   sm::ReleaseTracker release_tracker_;
+  // Set when a journal append failed between an intent and its outcome: what the request then
+  // rejected is told instead of "the plugin stopped" (it did not).
+  std::string interrupted_cause_;
+  std::string last_sync_problem_;
+  std::map<sm::Bdf, sm::ModuleId> warned_unknown_modules_;
 
   mutable std::mutex change_mu_;
   mutable std::condition_variable change_cv_;

@@ -2,6 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/strings.h"
+#include "common/text_escape.h"
+#include "plugin/core/log_text.h"
+
 namespace gfp::plugin {
 namespace {
 
@@ -33,6 +37,21 @@ grpc::StatusCode ToGrpcCode(ErrorCode code) {
 
 // ListAndWatch re-checks for shutdown at least this often.
 constexpr std::chrono::milliseconds kWatchTick{500};
+
+// Kubelet-supplied IDs as a log line carries them: escaped, and cut when there are many.
+template <typename Ids>
+std::string IdsText(const Ids& ids) {
+  return "[" + LogText(Join(ids), 256) + "]";
+}
+
+std::string ResultText(const Status& status) {
+  return status.ok() ? "ok" : "refused: " + LogText(status.message(), 1024);
+}
+
+double MillisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
 
 }  // namespace
 
@@ -67,6 +86,7 @@ grpc::Status DevicePluginService::ListAndWatch(
     grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
   std::uint64_t sent_version = 0;
   std::string sent;
+  spdlog::debug("ListAndWatch {}: stream opened", resource_);
   while (!shutting_down_ && !context->IsCancelled()) {
     const std::uint64_t version = core_.version();
     if (version != sent_version) {
@@ -82,17 +102,26 @@ grpc::Status DevicePluginService::ListAndWatch(
       if (bytes != sent) {
         if (!writer->Write(response)) break;
         sent = std::move(bytes);
+        if (spdlog::should_log(spdlog::level::debug)) {
+          int healthy = 0;
+          for (const auto& d : response.devices()) healthy += d.health() == "Healthy" ? 1 : 0;
+          spdlog::debug("ListAndWatch {}: sent {} devices ({} Healthy)", resource_,
+                        response.devices_size(), healthy);
+        }
       }
       sent_version = version;
     }
     core_.WaitForChange(sent_version, kWatchTick);
   }
+  spdlog::debug("ListAndWatch {}: stream ended ({})", resource_,
+                shutting_down_ ? "shutting down" : "kubelet closed it");
   return grpc::Status::OK;
 }
 
 grpc::Status DevicePluginService::GetPreferredAllocation(
     grpc::ServerContext*, const v1beta1::PreferredAllocationRequest* request,
     v1beta1::PreferredAllocationResponse* response) {
+  const auto started = std::chrono::steady_clock::now();
   for (const auto& c : request->container_requests()) {
     if (c.allocation_size() < 0) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "negative allocation size");
@@ -101,8 +130,14 @@ grpc::Status DevicePluginService::GetPreferredAllocation(
         core_.Preferred(resource_, {c.available_deviceids().begin(), c.available_deviceids().end()},
                         {c.must_include_deviceids().begin(), c.must_include_deviceids().end()},
                         static_cast<std::size_t>(c.allocation_size()));
+    spdlog::debug(
+        "GetPreferredAllocation {} size {} available {} must-include {}: {} {} in {:.2f} ms",
+        resource_, c.allocation_size(), IdsText(c.available_deviceids()),
+        IdsText(c.must_include_deviceids()), ResultText(preferred.status()),
+        preferred.ok() ? IdsText(*preferred) : "", MillisSince(started));
     if (!preferred.ok()) {
-      spdlog::warn("GetPreferredAllocation for {}: {}", resource_, preferred.status().message());
+      spdlog::warn("GetPreferredAllocation for {}: {}", resource_,
+                   LogText(preferred.status().message(), 1024));
       return ToGrpcStatus(preferred.status());
     }
     auto* out = response->add_container_responses();
@@ -118,9 +153,17 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
   for (const auto& c : request->container_requests()) {
     containers.emplace_back(c.devices_ids().begin(), c.devices_ids().end());
   }
+  const auto started = std::chrono::steady_clock::now();
   auto allocated = core_.Allocate(resource_, containers);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    std::string requested;
+    for (const auto& ids : containers) requested += (requested.empty() ? "" : " ") + IdsText(ids);
+    spdlog::debug("Allocate {} {}: {} in {:.2f} ms", resource_, requested,
+                  ResultText(allocated.status()), MillisSince(started));
+  }
   if (!allocated.ok()) {
-    spdlog::warn("Allocate for {} refused: {}", resource_, allocated.status().message());
+    spdlog::warn("Allocate for {} refused: {}", resource_,
+                 LogText(allocated.status().message(), 1024));
     return ToGrpcStatus(allocated.status());
   }
   for (const ContainerAllocation& a : *allocated) {
@@ -139,9 +182,14 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
 grpc::Status DevicePluginService::PreStartContainer(
     grpc::ServerContext*, const v1beta1::PreStartContainerRequest* request,
     v1beta1::PreStartContainerResponse*) {
+  const auto started = std::chrono::steady_clock::now();
   Status status =
       core_.PreStart(resource_, {request->devices_ids().begin(), request->devices_ids().end()});
-  if (!status.ok()) spdlog::warn("PreStartContainer for {}: {}", resource_, status.message());
+  spdlog::debug("PreStartContainer {} {}: {} in {:.2f} ms", resource_,
+                IdsText(request->devices_ids()), ResultText(status), MillisSince(started));
+  if (!status.ok()) {
+    spdlog::warn("PreStartContainer for {}: {}", resource_, LogText(status.message(), 1024));
+  }
   return ToGrpcStatus(status);
 }
 

@@ -18,19 +18,41 @@ ResourceServer::~ResourceServer() { Stop(); }
 Status ResourceServer::Serve() {
   if (server_) return Status::Ok();
   const auto path = socket_path();
-  GFP_RETURN_IF_ERROR(ClaimSocketPath(path));
+  GFP_RETURN_IF_ERROR(CheckSocketPathFree(path));
+  // gRPC unlinks the path it binds (before binding and at shutdown): give it a private name and
+  // move the socket onto our path only once nothing live answers there (socket_guard.h).
+  const auto bound = TemporarySocketPath(dir_);
   service_ = std::make_unique<DevicePluginService>(core_, naming_.resource_name);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + path.string(), grpc::InsecureServerCredentials());
+  builder.AddListeningPort("unix:" + bound.string(), grpc::InsecureServerCredentials());
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
   if (!server_) {
     service_.reset();
-    return Unavailable("cannot serve on " + path.string());
+    return Unavailable("cannot serve on " + bound.string() + " (to be moved to " + path.string() +
+                       ")");
+  }
+  if (Status installed = InstallSocket(bound, path); !installed.ok()) {
+    ShutdownServer();
+    std::error_code ignored;
+    std::filesystem::remove(bound, ignored);
+    return installed;
   }
   socket_identity_ = IdentityOf(path);
+  last_serve_failure_.clear();
   spdlog::info("serving {} on {}", naming_.resource_name, path.string());
   return Status::Ok();
+}
+
+void ResourceServer::ReportServeFailure(const Status& status) {
+  const std::string text = "cannot serve " + naming_.resource_name + ": " + status.message() +
+                           " (retrying; the socket is never taken over)";
+  if (text == last_serve_failure_) {
+    spdlog::debug("{}", text);
+    return;
+  }
+  spdlog::error("{}", text);
+  last_serve_failure_ = text;
 }
 
 Status ResourceServer::Register(std::chrono::milliseconds deadline) {
@@ -58,16 +80,21 @@ bool ResourceServer::SocketLost() const {
   return IdentityOf(socket_path()) != socket_identity_;
 }
 
-void ResourceServer::Stop() {
-  if (!server_) return;
+void ResourceServer::ShutdownServer() {
   service_->Shutdown();
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server_->Wait();
   server_.reset();
   service_.reset();
+}
+
+void ResourceServer::Stop() {
+  if (!server_) return;
+  ShutdownServer();
   registered_ = false;
-  // Remove the socket only if it is still ours (kubelet may have replaced the directory's files).
-  if (IdentityOf(socket_path()) == socket_identity_ && socket_identity_) {
+  // Remove the socket only if it is still the one we installed (kubelet may have replaced the
+  // directory's files, or another server may now answer there).
+  if (socket_identity_ && IdentityOf(socket_path()) == socket_identity_) {
     std::error_code ignored;
     std::filesystem::remove(socket_path(), ignored);
   }

@@ -22,11 +22,14 @@ class ResourceServer {
                  std::filesystem::path device_plugin_dir);
   ~ResourceServer();
 
-  // Claims the socket path (never taking over a live one) and starts serving.
+  // Starts serving on the socket path, never taking over one a live server answers on
+  // (AlreadyExists naming it). The socket gets mode 0600.
   Status Serve();
+  // Logs a failure of Serve: as an error when it is new, at debug level while it repeats.
+  void ReportServeFailure(const Status& status);
   // Register with kubelet (version v1beta1, endpoint = socket basename, resource, options).
   Status Register(std::chrono::milliseconds deadline);
-  // Stops serving; ends ListAndWatch streams; removes our socket file.
+  // Stops serving; ends ListAndWatch streams; removes our socket file if it is still ours.
   void Stop();
 
   bool serving() const { return server_ != nullptr; }
@@ -38,6 +41,8 @@ class ResourceServer {
   std::filesystem::path socket_path() const { return dir_ / naming_.socket_name; }
 
  private:
+  void ShutdownServer();
+
   PluginCore& core_;
   adapters::ResourceNaming naming_;
   std::filesystem::path dir_;
@@ -45,6 +50,7 @@ class ResourceServer {
   std::unique_ptr<grpc::Server> server_;
   std::optional<FileIdentity> socket_identity_;
   bool registered_ = false;
+  std::string last_serve_failure_;
 };
 
 }  // namespace gfp::plugin

@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -23,7 +24,7 @@ bool SocketIsLive(const std::filesystem::path& path) {
   return live;
 }
 
-Status ClaimSocketPath(const std::filesystem::path& path) {
+Status CheckSocketPathFree(const std::filesystem::path& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return Status::Ok();
@@ -37,8 +38,22 @@ Status ClaimSocketPath(const std::filesystem::path& path) {
     return AlreadyExists("another server is answering on " + path.string() +
                          "; refusing to take over its socket (is a second plugin running?)");
   }
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return Internal("cannot remove stale socket " + path.string() + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
+std::filesystem::path TemporarySocketPath(const std::filesystem::path& dir) {
+  static std::atomic<unsigned> counter{0};
+  return dir / (".gfp" + std::to_string(::getpid()) + "." + std::to_string(++counter) + ".sock");
+}
+
+Status InstallSocket(const std::filesystem::path& bound, const std::filesystem::path& target) {
+  if (::chmod(bound.c_str(), 0600) != 0) {
+    return Internal("cannot set mode 0600 on " + bound.string() + ": " + std::strerror(errno));
+  }
+  GFP_RETURN_IF_ERROR(CheckSocketPathFree(target));
+  if (::rename(bound.c_str(), target.c_str()) != 0) {
+    return Internal("cannot move socket " + bound.string() + " to " + target.string() + ": " +
+                    std::strerror(errno));
   }
   return Status::Ok();
 }

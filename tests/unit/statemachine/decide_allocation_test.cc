@@ -189,5 +189,49 @@ TEST(AllocationWithoutFabricManager, IsGrantedAtOnceAndSupersedesOlderHolders) {
   EXPECT_EQ(d.state.allocations.at(second.allocation_id).status, AllocationStatus::kGranted);
 }
 
+// Issue 8: a refused request of 3,000 IDs of 1,000 bytes once journaled all of them (3 MB), and
+// an ID with a newline forged lines wherever the reason was printed.
+TEST_F(AllocationTest, RefusedRequestIsJournaledBoundedAndEscaped) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3000; ++i) ids.push_back("a\nforged" + std::string(990, 'x'));
+  const std::size_t mark = d.journal.size();
+  Decision refused = d.Run(d.Request(node.resource, ids));
+  EXPECT_THAT(refused.refusal, HasSubstr("is longer than 63 characters"));
+  EXPECT_EQ(refused.refusal.find('\n'), std::string::npos) << refused.refusal;
+  std::size_t bytes = 0;
+  for (std::size_t i = mark; i < d.journal.size(); ++i) bytes += d.journal[i].ByteSizeLong();
+  EXPECT_LT(bytes, 2048u);
+  const auto& requested = d.journal[mark].allocation_requested();
+  EXPECT_EQ(requested.device_ids_size(), 8);
+  EXPECT_EQ(requested.device_ids_omitted(), 2992u);
+  for (const auto& id : requested.device_ids()) EXPECT_EQ(id.find('\n'), std::string::npos);
+  EXPECT_THAT(SummarizeEvent(d.journal[mark]), HasSubstr("… and 2992 more IDs"));
+  const auto& rejected = d.journal[mark + 1].allocation_rejected();
+  EXPECT_THAT(rejected.reason(), HasSubstr("… and 2992 more IDs not journaled"));
+  EXPECT_EQ(rejected.reason().find('\n'), std::string::npos);
+}
+
+TEST_F(AllocationTest, AcceptedRequestKeepsEveryId) {
+  const std::size_t mark = d.journal.size();
+  EXPECT_EQ(d.RunToCompletion(d.Request(node.resource, Modules(node, {1, 3}))), "");
+  const auto& requested = d.journal[mark].allocation_requested();
+  EXPECT_EQ(requested.device_ids_size(), 2);
+  EXPECT_EQ(requested.device_ids_omitted(), 0u);
+}
+
+// A GPU mapped to a module FM's table does not have is refused with that reason.
+TEST_F(AllocationTest, GpuWithModuleUnknownToFabricManagerIsRefusedSayingSo) {
+  auto mapping = gfp::testing::MappingOf(node, ++d.now);
+  for (auto& a : mapping.assignments) {
+    if (a.module_id() == 1) a.set_module_id(99);
+  }
+  d.Run(mapping);
+  EXPECT_EQ(GpusWithModulesUnknownToFabricManager(d.state),
+            (std::map<Bdf, ModuleId>{{Modules(node, {1})[0], 99}}));
+  Decision refused = d.Run(d.Request(node.resource, {Modules(node, {1})[0]}));
+  EXPECT_THAT(refused.refusal, HasSubstr("is mapped to module 99, which Fabric Manager's "
+                                         "partition table does not have"));
+}
+
 }  // namespace
 }  // namespace gfp::sm

@@ -134,5 +134,27 @@ TEST(PreferredByPartition, NoCandidateNamesEveryPartitionAndWhy) {
   EXPECT_THAT(too_many.status().message(), HasSubstr("exceeds allocation size"));
 }
 
+// Issue 8: without FM's table the answer said "no partition has 2 GPUs (sizes:)".
+TEST(PreferredByPartition, WithoutTheTableSaysFabricManagerIsNotUsable) {
+  const auto node = gfp::testing::H100Node();
+  Driver d;
+  d.Boot(node);
+  d.state.partitions.clear();
+  d.state.fm_connected = false;
+  auto answer = PreferredByPartition(d.state, {node.bdfs_by_module, {}, 2});
+  ASSERT_FALSE(answer.ok());
+  EXPECT_THAT(answer.status().message(), HasSubstr("Fabric Manager is not usable"));
+  EXPECT_THAT(answer.status().message(), ::testing::Not(HasSubstr("sizes:")));
+}
+
+TEST(PreferredByPartition, MustIncludeIdsAreEscapedInTheAnswer) {
+  const auto node = gfp::testing::H100Node();
+  Driver d;
+  d.Boot(node);
+  auto answer = PreferredByPartition(d.state, {node.bdfs_by_module, {"x\nFORGED"}, 2});
+  ASSERT_FALSE(answer.ok());
+  EXPECT_EQ(answer.status().message().find('\n'), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gfp::sm

@@ -141,5 +141,29 @@ TEST_F(RecoveryTest, CleanJournalNeedsNothing) {
   EXPECT_TRUE(Recover({7}).empty());
 }
 
+// Issue 8: when the outcome could not be journaled (a full disk) the plugin did not stop; the
+// rejection says what happened.
+TEST_F(RecoveryTest, RuntimeResolutionNamesTheCauseNotAStop) {
+  CrashAfterIntent({1, 3});
+  const std::string cause = "the journal append failed (database or disk is full)";
+  const std::size_t mark = d.journal.size();
+  for (const auto& outcome : ResolvePendingIntents(d.state, {3}, ++d.now, cause)) {
+    EXPECT_THAT(outcome.fm.message(), HasSubstr("recovered after " + cause));
+    d.RunToCompletion(outcome);
+  }
+  ASSERT_EQ(d.journal.size(), mark + 2);
+  const std::string reason = d.journal.back().allocation_rejected().reason();
+  EXPECT_THAT(reason, HasSubstr(cause));
+  EXPECT_EQ(reason.find("the plugin stopped"), std::string::npos) << reason;
+}
+
+TEST_F(RecoveryTest, AbandonedRequestNamesTheCause) {
+  // A request whose first step was journaled without its transition (row 8).
+  d.Run(d.Request(node.resource, Modules(node, {1, 3})));
+  d.state.intents.clear();  // as if its transition had never been journaled
+  Decision abandoned = d.Run(AbandonInterruptedRequests{++d.now, "the journal append failed (x)"});
+  EXPECT_THAT(abandoned.refusal, HasSubstr("interrupted: the journal append failed (x)"));
+}
+
 }  // namespace
 }  // namespace gfp::sm
