@@ -659,13 +659,7 @@ std::uint64_t GrowJournal(const Node& node, std::uint64_t events) {
     sm::Decision first = run(c);
     std::vector<sm::Effect> effects = first.effects;
     for (std::size_t i = 0; i < effects.size(); ++i) {
-      sm::RecordFabricManagerOutcome o;
-      o.now = ++now;
-      o.kind = effects[i].kind == sm::Effect::Kind::kActivatePartition
-                   ? sm::IntentKind::kActivate
-                   : sm::IntentKind::kDeactivate;
-      o.partition_id = effects[i].partition_id;
-      sm::Decision d = run(o);
+      sm::Decision d = run(sm::OutcomeOf(effects[i], ++now, gfp::events::FmResult()));
       effects.insert(effects.end(), d.effects.begin(), d.effects.end());
     }
     return first;

@@ -87,17 +87,7 @@ class Sim {
     for (std::size_t i = 0; i < effects.size(); ++i) {
       const sm::Effect effect = effects[i];
       now += 1000;
-      sm::Decision d;
-      if (effect.kind == sm::Effect::Kind::kSetActivatedPartitions) {
-        d = Run(sm::RecordResyncOutcome{now, effect.partition_ids, gfp::testing::FmOk()});
-      } else {
-        sm::RecordFabricManagerOutcome r;
-        r.now = now;
-        r.kind = effect.kind == sm::Effect::Kind::kActivatePartition ? sm::IntentKind::kActivate
-                                                                     : sm::IntentKind::kDeactivate;
-        r.partition_id = effect.partition_id;
-        d = Run(r);
-      }
+      const sm::Decision d = Run(sm::OutcomeOf(effect, now, gfp::testing::FmOk()));
       if (!d.refusal.empty()) first.refusal = d.refusal;
       effects.insert(effects.end(), d.effects.begin(), d.effects.end());
     }
@@ -487,13 +477,7 @@ void BenchEngineExecute(const fs::path& work, const gfp::testing::NodeFixture& n
     sm::Decision first = execute(c);
     std::vector<sm::Effect> effects = first.effects;
     for (std::size_t i = 0; i < effects.size(); ++i) {
-      sm::RecordFabricManagerOutcome r;
-      r.now = (now += 1000);
-      r.kind = effects[i].kind == sm::Effect::Kind::kActivatePartition
-                   ? sm::IntentKind::kActivate
-                   : sm::IntentKind::kDeactivate;
-      r.partition_id = effects[i].partition_id;
-      sm::Decision d = execute(r);
+      sm::Decision d = execute(sm::OutcomeOf(effects[i], now += 1000, gfp::events::FmResult()));
       effects.insert(effects.end(), d.effects.begin(), d.effects.end());
     }
     return first;

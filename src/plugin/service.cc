@@ -119,11 +119,24 @@ void Service::ReconcileOnce() {
   if (!listed.ok()) {
     // A failed List releases nothing; Fabric Manager is still kept in step.
     spdlog::warn("PodResources List failed, nothing released this round: {}",
-                 listed.status().message());
+                 LogText(listed.status().message(), 1024));
     core_->SyncFabricManager();
     return;
   }
   core_->Reconcile(*listed);
+}
+
+void Service::CheckpointIfIdle() {
+  // Retried every loop turn while it fails (a full disk): say so once per change, not per turn.
+  Status status = core_->engine().journal().CheckpointIfIdle(kCheckpointWhenIdleFor);
+  std::string problem = status.ok() ? std::string() : status.message();
+  if (problem == checkpoint_problem_) return;
+  if (problem.empty()) {
+    spdlog::info("journal checkpoint works again");
+  } else {
+    spdlog::warn("{} (retrying while idle)", problem);
+  }
+  checkpoint_problem_ = std::move(problem);
 }
 
 Status Service::Run(const std::atomic<bool>& stop) {
@@ -167,9 +180,7 @@ Status Service::Run(const std::atomic<bool>& stop) {
       core_->CheckHealth();
     }
     // Journal: keep the history in the main file, not only in the -wal.
-    if (Status s = core_->engine().journal().CheckpointIfIdle(kCheckpointWhenIdleFor); !s.ok()) {
-      spdlog::warn("{}", s.message());
-    }
+    CheckpointIfIdle();
   }
   spdlog::info("stopping: active partitions are left as they are");
   core_->engine().StopBackgroundVerification();  // journal

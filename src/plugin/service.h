@@ -33,6 +33,8 @@ class Service {
   void RestartServers(const std::string& reason);
   void RegisterPending();
   void ReconcileOnce();
+  // Moves the journal's -wal into its main file after a pause in appends.
+  void CheckpointIfIdle();
 
   ServeConfig config_;
   std::unique_ptr<PluginCore> core_;
@@ -41,6 +43,7 @@ class Service {
   std::optional<FileIdentity> kubelet_socket_;
   std::chrono::steady_clock::time_point next_register_;
   std::chrono::milliseconds register_backoff_{250};
+  std::string checkpoint_problem_;  // the last checkpoint failure logged, empty while it works
 };
 
 }  // namespace gfp::plugin

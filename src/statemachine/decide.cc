@@ -703,6 +703,19 @@ Micros TimeOf(const Command& command) {
 
 }  // namespace
 
+Command OutcomeOf(const Effect& effect, Micros now, const events::FmResult& fm) {
+  if (effect.kind == Effect::Kind::kSetActivatedPartitions) {
+    return RecordResyncOutcome{now, effect.partition_ids, fm};
+  }
+  RecordFabricManagerOutcome recorded;
+  recorded.now = now;
+  recorded.kind = effect.kind == Effect::Kind::kActivatePartition ? IntentKind::kActivate
+                                                                  : IntentKind::kDeactivate;
+  recorded.partition_id = effect.partition_id;
+  recorded.fm = fm;
+  return recorded;
+}
+
 Decision Decide(const State& state, const Command& command) {
   Builder builder(state, TimeOf(command));
   std::visit(Dispatch{builder}, command);

@@ -38,6 +38,9 @@ struct Decision {
 
 Decision Decide(const State& state, const Command& command);
 
+// The command that reports what Fabric Manager answered to `effect` (the next step of a saga).
+Command OutcomeOf(const Effect& effect, Micros now, const events::FmResult& fm);
+
 // The longest device id accepted; longer ones and ids with path characters are refused.
 inline constexpr std::size_t kMaxDeviceIdLength = 63;
 

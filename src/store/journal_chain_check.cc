@@ -13,17 +13,6 @@
 #include "store/statement.h"
 
 namespace gfp::store {
-namespace {
-
-std::string_view ColumnView(sqlite3_stmt* stmt, int column) {
-  const void* data = sqlite3_column_blob(stmt, column);
-  const int size = sqlite3_column_bytes(stmt, column);
-  if (data == nullptr || size <= 0) return {};
-  return {static_cast<const char*>(data), static_cast<std::size_t>(size)};
-}
-
-}  // namespace
-
 Result<Hash> Journal::Impl::CheckChainLocked(std::uint64_t from_seq, std::uint64_t to_seq) {
   const auto corrupt = [&](std::uint64_t seq, const std::string& reason) {
     return DataLoss("journal " + name() + " is corrupt at seq " + std::to_string(seq) + ": " +

@@ -9,17 +9,13 @@
 #include "store/sqlite_status.h"
 
 namespace gfp::store {
-namespace {
-
-std::string_view ColumnBytes(sqlite3_stmt* stmt, int column) {
+std::string_view ColumnView(sqlite3_stmt* stmt, int column) {
   // Order matters: sqlite3_column_blob first, then sqlite3_column_bytes (SQLite docs).
   const void* data = sqlite3_column_blob(stmt, column);
   const int size = sqlite3_column_bytes(stmt, column);
   if (data == nullptr || size <= 0) return {};
   return {static_cast<const char*>(data), static_cast<std::size_t>(size)};
 }
-
-}  // namespace
 
 CallGuard::CallGuard(Journal::Impl& impl) : impl_(impl) {
   if (impl_.owner.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
@@ -92,9 +88,9 @@ Status Journal::Impl::ScanRows(std::int64_t from, std::int64_t to,
     if (rc != SQLITE_ROW) return SqliteStatus(rc, handle(), "reading events", path);
     row.seq = sqlite3_column_int64(stmt, 0);
     row.time_unix_micros = sqlite3_column_int64(stmt, 1);
-    row.type = ColumnBytes(stmt, 2);
-    row.payload = ColumnBytes(stmt, 3);
-    row.hash = ColumnBytes(stmt, 4);
+    row.type = ColumnView(stmt, 2);
+    row.payload = ColumnView(stmt, 3);
+    row.hash = ColumnView(stmt, 4);
     GFP_RETURN_IF_ERROR(fn(row));
   }
 }
@@ -107,7 +103,7 @@ Result<std::optional<Hash>> Journal::Impl::EventHashAt(std::uint64_t seq) {
   if (rc == SQLITE_DONE) return std::optional<Hash>();
   if (rc != SQLITE_ROW) return SqliteStatus(rc, handle(), "reading event hash", path);
   Hash hash{};
-  if (!ToHash(ColumnBytes(stmt, 0), &hash)) {
+  if (!ToHash(ColumnView(stmt, 0), &hash)) {
     return DataLoss("event seq " + std::to_string(seq) + " of journal " + name() +
                     " has a hash of " + std::to_string(sqlite3_column_bytes(stmt, 0)) +
                     " bytes, expected 32");

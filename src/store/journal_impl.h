@@ -136,4 +136,7 @@ class StatementReset {
   sqlite3_stmt* stmt_;
 };
 
+// A BLOB or TEXT column of the current row, valid until the statement steps or resets.
+std::string_view ColumnView(sqlite3_stmt* stmt, int column);
+
 }  // namespace gfp::store

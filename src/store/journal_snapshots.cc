@@ -22,13 +22,6 @@ std::int64_t NowUnixMicros() {
       .count();
 }
 
-std::string_view ColumnView(sqlite3_stmt* stmt, int column) {
-  const void* data = sqlite3_column_blob(stmt, column);
-  const int size = sqlite3_column_bytes(stmt, column);
-  if (data == nullptr || size <= 0) return {};
-  return {static_cast<const char*>(data), static_cast<std::size_t>(size)};
-}
-
 }  // namespace
 
 Status Journal::SaveSnapshot(std::uint64_t seq, std::string_view payload) {

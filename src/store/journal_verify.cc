@@ -15,13 +15,6 @@
 namespace gfp::store {
 namespace {
 
-std::string_view ColumnView(sqlite3_stmt* stmt, int column) {
-  const void* data = sqlite3_column_blob(stmt, column);
-  const int size = sqlite3_column_bytes(stmt, column);
-  if (data == nullptr || size <= 0) return {};
-  return {static_cast<const char*>(data), static_cast<std::size_t>(size)};
-}
-
 // Stops a scan once the report holds the problem.
 Status Stop() { return DataLoss("verification stopped"); }
 

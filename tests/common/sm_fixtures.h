@@ -195,18 +195,7 @@ class Driver {
       sm::Effect effect = effects.front();
       effects.erase(effects.begin());
       now += 1000;
-      if (effect.kind == sm::Effect::Kind::kSetActivatedPartitions) {
-        sm::RecordResyncOutcome r{now, effect.partition_ids, outcome(effect)};
-        d = Run(r);
-      } else {
-        sm::RecordFabricManagerOutcome r;
-        r.now = now;
-        r.kind = effect.kind == sm::Effect::Kind::kActivatePartition ? sm::IntentKind::kActivate
-                                                                     : sm::IntentKind::kDeactivate;
-        r.partition_id = effect.partition_id;
-        r.fm = outcome(effect);
-        d = Run(r);
-      }
+      d = Run(sm::OutcomeOf(effect, now, outcome(effect)));
       if (!d.refusal.empty()) refusal = d.refusal;
       effects.insert(effects.end(), d.effects.begin(), d.effects.end());
     }

@@ -137,19 +137,7 @@ Result<PluginCore::SagaResult> PluginCore::RunSaga(const sm::Command& command) {
       outcome.set_name("FM_ST_NOT_SUPPORTED");
       outcome.set_message("Fabric Manager management is disabled");
     }
-    sm::Command next;
-    if (effect.kind == sm::Effect::Kind::kSetActivatedPartitions) {
-      next = sm::RecordResyncOutcome{clock_(), effect.partition_ids, outcome};
-    } else {
-      sm::RecordFabricManagerOutcome recorded;
-      recorded.now = clock_();
-      recorded.kind = effect.kind == sm::Effect::Kind::kActivatePartition
-                          ? sm::IntentKind::kActivate
-                          : sm::IntentKind::kDeactivate;
-      recorded.partition_id = effect.partition_id;
-      recorded.fm = outcome;
-      next = recorded;
-    }
+    const sm::Command next = sm::OutcomeOf(effect, clock_(), outcome);
     // If this append fails the intent stays without an outcome: the next sync resolves it by
     // asking FM, and tells the request it rejects what happened.
     auto executed = ExecuteLogged(next);

@@ -284,20 +284,7 @@ Status ScenarioRunner::RunSaga(const sm::Command& command, const Step& step, boo
     }
     const int code = next_code < step.fm_codes.size() ? step.fm_codes[next_code++] : 0;
     const events::FmResult outcome = CarryOut(effect, code);
-    sm::Command next;
-    if (effect.kind == sm::Effect::Kind::kSetActivatedPartitions) {
-      next = sm::RecordResyncOutcome{now_, effect.partition_ids, outcome};
-    } else {
-      sm::RecordFabricManagerOutcome recorded;
-      recorded.now = now_;
-      recorded.kind = effect.kind == sm::Effect::Kind::kActivatePartition
-                          ? sm::IntentKind::kActivate
-                          : sm::IntentKind::kDeactivate;
-      recorded.partition_id = effect.partition_id;
-      recorded.fm = outcome;
-      next = recorded;
-    }
-    GFP_RETURN_IF_ERROR(Execute(next, &decision));
+    GFP_RETURN_IF_ERROR(Execute(sm::OutcomeOf(effect, now_, outcome), &decision));
     effects.insert(effects.end(), decision.effects.begin(), decision.effects.end());
   }
   return Status::Ok();
