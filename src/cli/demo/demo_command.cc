@@ -55,6 +55,12 @@ class Script {
 
 int RunDemo(const DemoFlags& flags) {
   kubelet::KeepGrpcInitialized();
+  // Before anything is created: without the library there is no demo.
+  auto library = FindSimLibrary(flags.fm_library, process::SelfExecutable(), GFP_SIM_FM_LIBRARY);
+  if (!library.ok()) {
+    std::cerr << "error: " << library.status().message() << "\n";
+    return 1;
+  }
   std::filesystem::path dir = flags.dir;
   if (dir.empty()) {
     std::string pattern =
@@ -67,11 +73,6 @@ int RunDemo(const DemoFlags& flags) {
   }
   DemoOptions options;
   options.dir = dir;
-  auto library = FindSimLibrary(flags.fm_library, process::SelfExecutable(), GFP_SIM_FM_LIBRARY);
-  if (!library.ok()) {
-    std::cerr << "error: " << library.status().message() << "\n";
-    return 1;
-  }
   options.fm_library = *library;
   std::cout << "gpu-fabric-plugin demo: a day on a simulated HGX H100 node (8 GPUs, NVSwitch)\n"
             << "  world:      " << dir.string() << "\n"
