@@ -37,9 +37,8 @@ Result<std::filesystem::path> FindSimLibrary(const std::filesystem::path& flag,
     if (std::filesystem::is_regular_file(candidate, ec)) return candidate;
     looked_at += (looked_at.empty() ? "" : ", ") + EscapeControl(candidate.string());
   }
-  return NotFound(std::string("no simulated Fabric Manager library (") + kLibraryName +
-                  ") found; looked at: " + looked_at +
-                  "; pass --fm-library PATH or install the gpu-fabric-plugin package");
+  return NotFound("no simulated Fabric Manager library (libnvfm-sim.so) found; looked at: " +
+                  looked_at + "; pass --fm-library PATH or install the gpu-fabric-plugin package");
 }
 
 }  // namespace gfp::cli
