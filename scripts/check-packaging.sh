@@ -5,9 +5,18 @@
 #  - every package of RUNTIME_PACKAGES (the runtime stage's apt-get install) exists in Debian 12;
 #  - every library `ldd` reports for the binary is owned (dpkg -S) by one of those packages or by
 #    a package they depend on, so the image cannot lack a library.
-#   scripts/check-packaging.sh [BINARY]    (default build/gpu-fabric-plugin)
+#  - with --rootfs (not in CI: it downloads about 60 MB): also builds the runtime stage's root
+#    the way the image gets it (a minimal Debian 12 with apt, then RUNTIME_PACKAGES, by
+#    mmdebstrap from this machine's apt sources), copies the stripped binary in, and runs ldd and
+#    --help inside it with chroot.
+#   scripts/check-packaging.sh [--rootfs] [BINARY]    (default build/gpu-fabric-plugin)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+rootfs=false
+if [[ ${1:-} == --rootfs ]]; then
+  rootfs=true
+  shift
+fi
 binary=${1:-build/gpu-fabric-plugin}
 problems=0
 
@@ -83,6 +92,29 @@ while read -r line; do
     problem "$path (ldd $binary) comes from $owner, which the runtime stage does not install: add it to RUNTIME_PACKAGES in Dockerfile"
   fi
 done < <(ldd "$binary")
+
+# The runtime stage for real, without a container engine.
+check_rootfs() {
+  command -v mmdebstrap >/dev/null ||
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap
+  local sources=/etc/apt/sources.list.d/debian.sources scratch
+  [[ -f $sources ]] || sources=/etc/apt/sources.list
+  scratch=$(mktemp -d "${TMPDIR:-/tmp}/gfp-rootfs-XXXXXX")
+  # shellcheck disable=SC2064
+  trap "rm -rf '$scratch'" EXIT
+  echo "building a debian:12-slim-like root with the runtime packages (mmdebstrap)"
+  mmdebstrap --quiet --variant=apt --mode=root --include="${packages// /,}" bookworm \
+    "$scratch/root" "$sources" || { problem "mmdebstrap could not build the runtime root"; return; }
+  strip --strip-unneeded -o "$scratch/root/usr/bin/gpu-fabric-plugin" "$binary"
+  local missing
+  missing=$(chroot "$scratch/root" ldd /usr/bin/gpu-fabric-plugin | grep 'not found' || true)
+  [[ -z $missing ]] || problem "in the runtime root, ldd finds no: $missing"
+  chroot "$scratch/root" /usr/bin/gpu-fabric-plugin --help >/dev/null ||
+    problem "gpu-fabric-plugin --help fails in the runtime root"
+  [[ -f $scratch/root/usr/share/misc/pci.ids ]] || problem "the runtime root has no pci.ids"
+  ((problems)) || echo "runtime root: ldd complete, --help runs, pci.ids present"
+}
+if $rootfs && ((problems == 0)); then check_rootfs; fi
 
 if ((problems)); then
   echo "check-packaging: $problems problem(s)" >&2
