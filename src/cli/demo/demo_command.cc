@@ -9,6 +9,7 @@
 
 #include "adapters/kubelet/grpc_lifetime.h"
 #include "cli/demo/demo_world.h"
+#include "cli/demo/sim_library.h"
 #include "cli/journal_command.h"
 #include "common/strings.h"
 
@@ -20,14 +21,6 @@ struct DemoFlags {
   std::string fm_library;
   bool keep = false;
 };
-
-std::filesystem::path FindSimLibrary(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  // Next to the binary in a build tree, else where this binary was built.
-  const auto beside = process::SelfExecutable().parent_path() / "sim" / "fm" / "libnvfm-sim.so";
-  if (std::filesystem::exists(beside)) return beside;
-  return GFP_SIM_FM_LIBRARY;
-}
 
 // Runs the day's steps in order, stopping at the first that misbehaves.
 class Script {
@@ -62,6 +55,12 @@ class Script {
 
 int RunDemo(const DemoFlags& flags) {
   kubelet::KeepGrpcInitialized();
+  // Before anything is created: without the library there is no demo.
+  auto library = FindSimLibrary(flags.fm_library, process::SelfExecutable(), GFP_SIM_FM_LIBRARY);
+  if (!library.ok()) {
+    std::cerr << "error: " << library.status().message() << "\n";
+    return 1;
+  }
   std::filesystem::path dir = flags.dir;
   if (dir.empty()) {
     std::string pattern =
@@ -74,7 +73,7 @@ int RunDemo(const DemoFlags& flags) {
   }
   DemoOptions options;
   options.dir = dir;
-  options.fm_library = FindSimLibrary(flags.fm_library);
+  options.fm_library = *library;
   std::cout << "gpu-fabric-plugin demo: a day on a simulated HGX H100 node (8 GPUs, NVSwitch)\n"
             << "  world:      " << dir.string() << "\n"
             << "  FM library: " << options.fm_library.string() << " (simulated Fabric Manager)\n\n";

@@ -1,0 +1,39 @@
+# The Debian package (`cpack -G DEB` in the build directory; docs/packaging.md):
+#   /usr/bin/gpu-fabric-plugin                     (install rule in src/cli)
+#   /usr/lib/gpu-fabric-plugin/libnvfm-sim.so      (sim/fm; `demo` finds it from the binary)
+#   /usr/lib/systemd/system/gpu-fabric-plugin.service, /etc/default/gpu-fabric-plugin
+#   /usr/share/doc/gpu-fabric-plugin/              (README.md, docs/*.md)
+# Runtime dependencies come from dpkg-shlibdeps (the libraries the binaries link), plus pci.ids.
+
+# cpack installs the project without building `all` first (the tests): it packages only what
+# scripts/build.sh builds.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+
+install(FILES ${PROJECT_SOURCE_DIR}/deploy/systemd/gpu-fabric-plugin.service
+        DESTINATION lib/systemd/system)
+install(FILES ${PROJECT_SOURCE_DIR}/deploy/systemd/gpu-fabric-plugin.default
+        DESTINATION /etc/default RENAME gpu-fabric-plugin)
+file(GLOB gfp_doc_files CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${gfp_doc_files}
+        DESTINATION share/doc/gpu-fabric-plugin)
+
+# dpkg keeps an operator's edits of /etc/default/gpu-fabric-plugin across upgrades.
+set(gfp_conffiles ${PROJECT_BINARY_DIR}/debian/conffiles)
+file(WRITE ${gfp_conffiles} "/etc/default/gpu-fabric-plugin\n")
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME gpu-fabric-plugin)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT "gpu-fabric-plugin maintainers <gpu-fabric-plugin@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "Kubernetes device plugin handing NVIDIA GPUs to KubeVirt VMs, with Fabric Manager partitions")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION admin)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# Without pci.ids, resources are named by raw device id, not as NVIDIA's plugin names them.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "pci.ids")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${gfp_conffiles})
+include(CPack)
