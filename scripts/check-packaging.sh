@@ -49,14 +49,17 @@ grep -qw pci.ids <<<"$packages" || problem "the runtime stage does not install p
 echo "runtime packages: $packages"
 
 # Debian 12's package lists (apt-cache answers from them; empty before an apt-get update).
-if ! apt-cache madison libc6 2>/dev/null | grep -q ' bookworm'; then
+# (grep reads a captured answer, not a pipe: `grep -q` closing a pipe early would SIGPIPE the
+# writer, and pipefail would then call a match a failure.)
+in_bookworm() { local answer; answer=$(apt-cache madison "$1" 2>/dev/null) && grep -q ' bookworm' <<<"$answer"; }
+if ! in_bookworm libc6; then
   echo "no Debian 12 package lists yet: apt-get update"
   apt-get update -qq
 fi
 for package in $packages; do
   if ! apt-cache show --no-all-versions "$package" >/dev/null 2>&1; then
     problem "runtime package $package does not exist (apt-cache show)"
-  elif ! apt-cache madison "$package" | grep -q ' bookworm'; then
+  elif ! in_bookworm "$package"; then
     problem "runtime package $package is not in Debian 12 (bookworm)"
   fi
 done
@@ -69,7 +72,7 @@ installed=$(apt-cache depends --recurse --no-recommends --no-suggests --no-confl
 owner_of() {  # the package owning a library path, trying both sides of the /usr merge
   local path=$1 owner
   for candidate in "$path" "$(realpath "$path")" "/usr${path}" "${path#/usr}"; do
-    owner=$(dpkg -S "$candidate" 2>/dev/null | head -n1 | cut -d: -f1) && [[ -n $owner ]] &&
+    owner=$(dpkg -S "$candidate" 2>/dev/null | sed -n '1s/:.*//p') && [[ -n $owner ]] &&
       { echo "$owner"; return; }
   done
 }
