@@ -262,6 +262,29 @@ TEST_F(ModuleMappingCli, CheckDuplicateModuleIdAndBadValues) {
       << bad.out;
 }
 
+TEST_F(ModuleMappingCli, CheckSameGpuTwiceAndNotAnObject) {
+  Outcome twice = Mapping(CheckArgs(
+      dir_.Write("twice.json", "{\"0000:1b:00.0\": \"8\", \"00000000:1B:00.0\": \"7\"}")));
+  EXPECT_EQ(twice.code, 1);
+  EXPECT_NE(
+      twice.out.find("keys \"0000:1b:00.0\" and \"00000000:1B:00.0\" both name GPU 0000:1b:00.0"),
+      std::string::npos)
+      << twice.out;
+  Outcome array = Mapping(CheckArgs(dir_.Write("array.json", "[\"0000:1b:00.0\", \"8\"]")));
+  EXPECT_EQ(array.code, 1);
+  EXPECT_NE(array.out.find("top level is an array"), std::string::npos) << array.out;
+}
+
+TEST_F(ModuleMappingCli, CheckUnscannableSysfsExits2) {
+  const fs::path file = dir_.Write("m.json", kH100Mapping);
+  Outcome run = Mapping({"check", "--pci-module-mapping", file.string(), "--sysfs-root",
+                         (dir_.path() / "no-sys").string()});
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.err.find("error: cannot scan sysfs " + (dir_.path() / "no-sys").string()),
+            std::string::npos)
+      << run.err;
+}
+
 TEST_F(ModuleMappingCli, CheckNamesEveryVfioGpuWithoutAnEntry) {
   const fs::path file = dir_.Write("six.json",
                                    "{\"0000:1b:00.0\": \"8\", \"0000:43:00.0\": \"5\", "
