@@ -153,9 +153,9 @@ int Call(const char* function, const std::string& args,
 }
 
 // The common prefix of every handle-based call.
-#define SIM_RETURN_IF_NOT_OK(expr)            \
-  do {                                        \
-    const int sim_code_ = (expr);             \
+#define SIM_RETURN_IF_NOT_OK(expr)                    \
+  do {                                                \
+    const int sim_code_ = (expr);                     \
     if (sim_code_ != abi::kSuccess) return sim_code_; \
   } while (false)
 
@@ -166,8 +166,10 @@ int CheckInitialised(const CallContext& c) {
 void FillGpu(const CallContext& c, const SimPartition& partition, std::uint32_t physical_id,
              abi::FabricPartitionGpuInfo* gpu) {
   gpu->physicalId = physical_id;
-  gpu->uuid[0] = '\0';  // FM reports no UUID or BDF in shared mode (reference §3.7)
-  std::snprintf(gpu->pciBusId, sizeof(gpu->pciBusId), "%s", "00000000:00:00.0");
+  gpu->uuid[0] = '\0';  // FM reports no UUID in shared mode, a BDF only on A100 class (§3.7)
+  const auto bus_id = c.table.pci_bus_ids.find(physical_id);
+  std::snprintf(gpu->pciBusId, sizeof(gpu->pciBusId), "%s",
+                bus_id == c.table.pci_bus_ids.end() ? "00000000:00:00.0" : bus_id->second.c_str());
   gpu->maxNumNvLinks = partition.max_nvlinks;
   gpu->numNvLinksAvailable = c.LinksAvailable(partition);
   gpu->nvlinkLineRateMBps = c.table.nvlink_line_rate_mbps;
@@ -175,8 +177,12 @@ void FillGpu(const CallContext& c, const SimPartition& partition, std::uint32_t 
 
 void MakeHostile(HostileReply hostile, abi::FabricPartitionList* list) {
   switch (hostile) {
-    case HostileReply::kTooManyPartitions: list->numPartitions = abi::kMaxFabricPartitions + 1; break;
-    case HostileReply::kTooManyGpus: list->partitionInfo[0].numGpus = abi::kMaxNumGpus + 1; break;
+    case HostileReply::kTooManyPartitions:
+      list->numPartitions = abi::kMaxFabricPartitions + 1;
+      break;
+    case HostileReply::kTooManyGpus:
+      list->partitionInfo[0].numGpus = abi::kMaxNumGpus + 1;
+      break;
     case HostileReply::kUnterminatedStrings: {
       abi::FabricPartitionGpuInfo& gpu = list->partitionInfo[0].gpuInfo[0];
       std::memset(gpu.uuid, 'U', sizeof(gpu.uuid));
@@ -189,7 +195,8 @@ void MakeHostile(HostileReply hostile, abi::FabricPartitionList* list) {
     case HostileReply::kBadPhysicalId:
       list->partitionInfo[0].gpuInfo[0].physicalId = abi::kMaxNumGpus + 1;
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -228,8 +235,8 @@ FM_SIM_EXPORT abi::fmReturn_t fmConnect(void* connect_params, abi::fmHandle_t* h
   if (connect_params != nullptr) {
     // Both structs share the v1 prefix; addressType exists only in v2.
     const auto* v1 = static_cast<const abi::ConnectParamsV1*>(connect_params);
-    args = "version=" + sim::Hex(v1->version) +
-           " address=" + std::string(v1->addressInfo, strnlen(v1->addressInfo, sizeof(v1->addressInfo))) +
+    args = "version=" + sim::Hex(v1->version) + " address=" +
+           std::string(v1->addressInfo, strnlen(v1->addressInfo, sizeof(v1->addressInfo))) +
            " timeoutMs=" + std::to_string(v1->timeoutMs) +
            " addressIsUnixSocket=" + std::to_string(v1->addressIsUnixSocket);
     if (v1->version == abi::kConnectParamsV2Version) {
@@ -255,7 +262,8 @@ FM_SIM_EXPORT abi::fmReturn_t fmConnect(void* connect_params, abi::fmHandle_t* h
     }
     if (v2) {
       const auto type = static_cast<const abi::ConnectParamsV2*>(connect_params)->addressType;
-      if (type != (is_path ? abi::kAddrUnix : abi::kAddrInet)) return static_cast<int>(abi::kBadParam);
+      if (type != (is_path ? abi::kAddrUnix : abi::kAddrInet))
+        return static_cast<int>(abi::kBadParam);
     }
     int code = 0;
     if (c.TakeFault(&code)) return code;
@@ -285,7 +293,8 @@ FM_SIM_EXPORT abi::fmReturn_t fmGetSupportedFabricPartitions(abi::fmHandle_t han
   return sim::Call("fmGetSupportedFabricPartitions", "", [&](CallContext& c) {
     SIM_RETURN_IF_NOT_OK(sim::CheckInitialised(c));
     if (handle == nullptr || list == nullptr) return static_cast<int>(abi::kBadParam);
-    if (list->version != abi::kFabricPartitionListVersion) return static_cast<int>(abi::kVersionMismatch);
+    if (list->version != abi::kFabricPartitionListVersion)
+      return static_cast<int>(abi::kVersionMismatch);
     SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
     int code = 0;
     if (c.TakeFault(&code)) return code;
@@ -367,7 +376,8 @@ FM_SIM_EXPORT abi::fmReturn_t fmSetActivatedFabricPartitions(
   std::string args = "null";
   if (list != nullptr) {
     args = "[";
-    for (unsigned i = 0; i < std::min<unsigned>(list->numPartitions, abi::kMaxFabricPartitions); ++i) {
+    for (unsigned i = 0; i < std::min<unsigned>(list->numPartitions, abi::kMaxFabricPartitions);
+         ++i) {
       args += (i == 0 ? "" : ",") + std::to_string(list->partitionIds[i]);
     }
     args += "]";

@@ -2,7 +2,6 @@
 
 #include <map>
 #include <mutex>
-
 #include <nlohmann/json.hpp>
 
 #include "sim/fm/embedded_tables.h"
@@ -18,16 +17,22 @@ Result<SimTable> ParseTable(const EmbeddedTable& embedded) {
   SimTable table;
   table.name = std::string(embedded.name);
   try {
-  table.nvlink_line_rate_mbps = doc.value("nvlink_line_rate_mbps", 0U);
-  for (const auto& entry : doc["partitions"]) {
-    SimPartition partition;
-    partition.id = entry.value("id", 0U);
-    partition.physical_ids = entry.value("physical_ids", std::vector<std::uint32_t>{});
-    partition.max_nvlinks = entry.value("max_nvlinks", 0U);
-    partition.nvlinks_available = entry.value("nvlinks_available", 0U);
-    table.partitions.push_back(std::move(partition));
-  }
-  } catch (const nlohmann::json::exception& e) {
+    table.nvlink_line_rate_mbps = doc.value("nvlink_line_rate_mbps", 0U);
+    for (const auto& entry : doc["partitions"]) {
+      SimPartition partition;
+      partition.id = entry.value("id", 0U);
+      partition.physical_ids = entry.value("physical_ids", std::vector<std::uint32_t>{});
+      partition.max_nvlinks = entry.value("max_nvlinks", 0U);
+      partition.nvlinks_available = entry.value("nvlinks_available", 0U);
+      table.partitions.push_back(std::move(partition));
+    }
+    if (doc.contains("pci_bus_ids")) {
+      for (const auto& item : doc["pci_bus_ids"].items()) {
+        const auto physical_id = static_cast<std::uint32_t>(std::stoul(item.key()));
+        table.pci_bus_ids[physical_id] = item.value().get<std::string>();
+      }
+    }
+  } catch (const std::exception& e) {  // json type errors, stoul on a bad key
     return DataLoss("embedded partition table " + table.name + ": " + e.what());
   }
   return table;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,9 @@ struct SimTable {
   std::string name;
   std::uint32_t nvlink_line_rate_mbps = 0;  // 0 when the reference gives none
   std::vector<SimPartition> partitions;
+  // physical id -> the pciBusId FM reports for it; empty (FM reports "00000000:00:00.0") unless
+  // the table has "pci_bus_ids", as HGX A100 / HGX-2 class FM does (fabric-manager.md §3.7).
+  std::map<std::uint32_t, std::string> pci_bus_ids;
 
   const SimPartition* Find(std::uint32_t id) const;
 };

@@ -11,6 +11,7 @@
 #include "cli/demo/demo_command.h"
 #include "cli/flag_values.h"
 #include "cli/journal_command.h"
+#include "cli/module_mapping_command.h"
 #include "cli/serve_command.h"
 
 namespace {
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   gfp::cli::AddServeCommand(app, &exit_code);
   gfp::cli::AddJournalCommand(app, &exit_code);
   gfp::cli::AddDemoCommand(app, &exit_code);
+  gfp::cli::AddModuleMappingCommand(app, &exit_code);
   // CLI11 would take the argument after `--flag=` as the flag's value.
   const std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
   if (const gfp::Status empty = gfp::cli::CheckNoEmptyValues(args); !empty.ok()) {

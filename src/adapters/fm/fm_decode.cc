@@ -71,7 +71,8 @@ Result<PartitionInfo> DecodePartition(const abi::FabricPartitionInfo& raw) {
     const std::string gpu_where = where + " GPU " + std::to_string(g);
     ids[g] = gpu.physicalId;
     GFP_RETURN_IF_ERROR(DecodeString(gpu.uuid, gpu_where + " uuid").status());
-    GFP_RETURN_IF_ERROR(DecodeString(gpu.pciBusId, gpu_where + " pciBusId").status());
+    GFP_ASSIGN_OR_RETURN(std::string bus_id, DecodeString(gpu.pciBusId, gpu_where + " pciBusId"));
+    info.pci_bus_ids.push_back(std::move(bus_id));
     GFP_RETURN_IF_ERROR(
         CheckCount(gpu.maxNumNvLinks, abi::kMaxNumNvlinkPorts, gpu_where + " maxNumNvLinks"));
     GFP_RETURN_IF_ERROR(

@@ -11,6 +11,9 @@ struct PartitionInfo {
   std::uint32_t id = 0;
   bool active = false;
   std::vector<std::uint32_t> physical_ids;  // GPU module ids, in FM's order
+  // pciBusId of each GPU, same order. Only HGX A100 / HGX-2 class FM fills these in; H100 and
+  // later report "" or "00000000:00:00.0" (fabric-manager.md §3.7).
+  std::vector<std::string> pci_bus_ids;
   // Per-GPU NVLink counts; across the partition's GPUs the smallest available and the largest
   // maximum, so `nvlinks_available < max_nvlinks` means "degraded" if any GPU is.
   std::uint32_t nvlinks_available = 0;
