@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <span>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -263,23 +264,39 @@ TEST_F(FollowTest, ARewrittenEventEndsItWithExit1) {
 }
 
 // A reader that kept its read transaction open between polls would stop the writer's
-// checkpoints from emptying the -wal; this one does not.
+// checkpoints from emptying the -wal; this one does not. The writer stays open (closing it would
+// checkpoint) so the -wal holds the new events while the follower reads them.
 TEST_F(FollowTest, DoesNotHoldBackTheWritersCheckpoint) {
   StartFollow();
   ASSERT_TRUE(WaitForSeq(43)) << follow->Log();
-  AppendKubeletRestarts(journal, 20, 1);
+  auto writer = store::Journal::Open(journal, store::OpenMode::kReadWrite);
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  std::vector<store::NewEvent> batch;
+  for (int i = 1; i <= 20; ++i) {
+    events::Event e;
+    e.set_time_unix_micros(1'900'000'000'000'000 + i);
+    e.mutable_kubelet_restart_observed()->set_reason("restart " + std::to_string(i));
+    batch.push_back({e.time_unix_micros(), sm::EventTypeName(e), sm::EncodeEvent(e)});
+  }
+  ASSERT_TRUE((*writer)->Append(batch).ok());
   ASSERT_TRUE(WaitForSeq(63)) << follow->Log();
+  ASSERT_GT(std::filesystem::file_size(journal + "-wal"), 0u);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(journal.c_str(), &db), SQLITE_OK);
   sqlite3_busy_timeout(db, 3000);
-  // TRUNCATE waits for readers (up to the busy timeout) and then empties the -wal.
-  int log_frames = -1, checkpointed = -1;
-  const int rc = sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_TRUNCATE, &log_frames,
+  // Reading the schema makes the connection see WAL mode (else the checkpoint is a no-op).
+  ASSERT_EQ(sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  // TRUNCATE waits for readers still using the -wal (up to the busy timeout), then empties it.
+  int wal_frames = -1;
+  int checkpointed = -1;
+  const int rc = sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_TRUNCATE, &wal_frames,
                                            &checkpointed);
   sqlite3_close(db);
   EXPECT_EQ(rc, SQLITE_OK) << sqlite3_errstr(rc);
+  EXPECT_EQ(wal_frames, 0);  // after TRUNCATE: the -wal is empty
   EXPECT_EQ(std::filesystem::file_size(journal + "-wal"), 0u);
-  AppendKubeletRestarts(journal, 1, 21);
+  ASSERT_TRUE((*writer)->Append(std::span(batch).first(1)).ok());
   EXPECT_TRUE(WaitForSeq(64)) << follow->Log();
   EXPECT_TRUE(follow->Terminate(5s).success());
 }
