@@ -263,6 +263,32 @@ TEST_F(FollowTest, ARewrittenEventEndsItWithExit1) {
               HasSubstr("error: journal event seq 43 changed while it was followed"));
 }
 
+// A reader that closed the pipe (`| head -n1`): the next write fails with EPIPE, reported with
+// exit 1 and a message, instead of a silent death by SIGPIPE or a follower that never ends.
+TEST_F(FollowTest, AClosedPipeEndsItWithExit1AndAMessage) {
+  process::ProcessOptions options;
+  options.binary = "/bin/bash";
+  options.args = {"-c",
+                  "\"$0\" journal export --follow --journal \"$1\" | head -n1 >/dev/null; "
+                  "echo \"follow exit ${PIPESTATUS[0]}\"",
+                  GFP_BINARY, journal};
+  options.log_path = dir.path() / "pipe.log";
+  auto child = process::ChildProcess::Start(options);
+  ASSERT_TRUE(child.ok()) << child.status().message();
+  int appended = 0;
+  // New events make it write again after head has gone.
+  const bool ended = process::WaitUntil(
+      [&] {
+        if (!(*child)->Running()) return true;
+        AppendKubeletRestarts(journal, 1, ++appended);
+        return false;
+      },
+      10s, 300ms);
+  ASSERT_TRUE(ended) << (*child)->Log();
+  EXPECT_THAT((*child)->Log(), HasSubstr("follow exit 1"));
+  EXPECT_THAT((*child)->Log(), HasSubstr("error: writing the output failed: Broken pipe"));
+}
+
 // A reader that kept its read transaction open between polls would stop the writer's
 // checkpoints from emptying the -wal; this one does not. The writer stays open (closing it would
 // checkpoint) so the -wal holds the new events while the follower reads them.
