@@ -263,6 +263,25 @@ TEST_F(FollowTest, ARewrittenEventEndsItWithExit1) {
               HasSubstr("error: journal event seq 43 changed while it was followed"));
 }
 
+TEST_F(FollowTest, SigintStopsItWithExit0) {
+  StartFollow();
+  ASSERT_TRUE(WaitForSeq(43)) << follow->Log();
+  const auto exit = follow->Terminate(5s, SIGINT);
+  EXPECT_TRUE(exit.success()) << exit.ToString() << "\n" << follow->Log();
+  EXPECT_EQ(ExportedSeqs(follow->Log()), OneTo(43));
+}
+
+TEST_F(FollowTest, ATruncatedJournalEndsItWithExit1) {
+  StartFollow();
+  ASSERT_TRUE(WaitForSeq(43)) << follow->Log();
+  Sql("DELETE FROM events WHERE seq = 43; DELETE FROM snapshots WHERE seq = 43;");
+  auto exit = follow->WaitForExit(10s);
+  ASSERT_TRUE(exit) << follow->Log();
+  EXPECT_EQ(exit->ShellCode(), 1);
+  EXPECT_THAT(follow->Log(), HasSubstr("error: journal event seq 43 disappeared while it was "
+                                       "followed (the journal was truncated or replaced)"));
+}
+
 // A reader that closed the pipe (`| head -n1`): the next write fails with EPIPE, reported with
 // exit 1 and a message, instead of a silent death by SIGPIPE or a follower that never ends.
 TEST_F(FollowTest, AClosedPipeEndsItWithExit1AndAMessage) {
