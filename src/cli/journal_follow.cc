@@ -21,6 +21,9 @@ namespace gfp::cli {
 namespace {
 
 constexpr auto kPollPeriod = std::chrono::milliseconds(250);
+// Events printed per read transaction: a long first pass over a big journal is cut into short
+// transactions too, so even then the writer's checkpoints are not held back for long.
+constexpr int kMaxBatch = 1000;
 // Sleep in slices so a stop request is seen quickly (sleep_for itself resumes after a signal).
 constexpr auto kSleepSlice = std::chrono::milliseconds(25);
 
@@ -53,10 +56,13 @@ struct FollowPosition {
   store::Hash hash = store::kZeroHash;
 };
 
-// Prints the events after `pos` and advances it. Each poll re-reads the last printed event and
-// checks that its hash is the one seen before, so the chain is checked across polls too.
-Status PrintNewEvents(const store::Journal& journal, FollowPosition& pos) {
+// Prints up to kMaxBatch events after `pos` and advances it; *more says the batch was full.
+// Each poll re-reads the last printed event and checks that its hash is the one seen before, so
+// the chain is checked across polls too.
+Status PrintNewEvents(const store::Journal& journal, FollowPosition& pos, bool* more) {
   bool saw_last = pos.seq == 0;
+  int printed = 0;
+  *more = false;
   Status status = journal.ForEachVerified(
       pos.seq == 0 ? 1 : pos.seq, 0, [&](const store::StoredEvent& stored) -> Status {
         if (stored.seq == pos.seq) {
@@ -66,11 +72,18 @@ Status PrintNewEvents(const store::Journal& journal, FollowPosition& pos) {
                           " changed while it was followed: its chain hash was " +
                           store::HashToHex(pos.hash) + ", now " + store::HashToHex(stored.hash));
         }
+        if (printed == kMaxBatch) {
+          *more = true;
+          // Not an error: stops the scan, which ends this read transaction.
+          return ResourceExhausted("batch of " + std::to_string(kMaxBatch) + " events printed");
+        }
         GFP_RETURN_IF_ERROR(PrintEventJsonLine(stored));
         pos.seq = stored.seq;
         pos.hash = stored.hash;
+        ++printed;
         return Status::Ok();
       });
+  if (*more) return Status::Ok();
   GFP_RETURN_IF_ERROR(status);
   if (!saw_last) {
     return DataLoss("journal event seq " + std::to_string(pos.seq) +
@@ -85,13 +98,15 @@ int Follow(const store::Journal& journal) {
   while (true) {
     // Read before checking the flag: events appended before the stop request are printed.
     const bool stopping = stop_requested != 0;
-    Status status = PrintNewEvents(journal, pos);
+    bool more = false;
+    Status status = PrintNewEvents(journal, pos, &more);
     std::cout.flush();
     if (OutputFailed()) return FinishOutput(kExitDamaged);
     if (!status.ok()) {
       PrintError(status);
       return FinishOutput(kExitDamaged);
     }
+    if (more) continue;  // the rest at once, in the next transaction
     if (stopping) return FinishOutput(kExitOk);
     SleepUntilNextPoll();
   }

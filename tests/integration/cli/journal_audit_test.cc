@@ -251,6 +251,19 @@ TEST_F(FollowTest, PrintsNewEventsInOrderUntilSigterm) {
   EXPECT_THAT(follow->Log(), HasSubstr("\"reason\":\"restart 7\""));
 }
 
+// More events than one read transaction prints (1000): the batches join without gaps or
+// duplicates.
+TEST_F(FollowTest, ManyEventsComeThroughInBatchesWithoutGapsOrDuplicates) {
+  AppendKubeletRestarts(journal, 2200, 1);
+  StartFollow();
+  ASSERT_TRUE(WaitForSeq(2243)) << follow->Log().substr(0, 2000);
+  AppendKubeletRestarts(journal, 1500, 3000);
+  ASSERT_TRUE(WaitForSeq(3743));
+  const auto exit = follow->Terminate(5s);
+  EXPECT_TRUE(exit.success()) << exit.ToString();
+  EXPECT_EQ(ExportedSeqs(follow->Log()), OneTo(3743));
+}
+
 TEST_F(FollowTest, ARewrittenEventEndsItWithExit1) {
   StartFollow();
   ASSERT_TRUE(WaitForSeq(43)) << follow->Log();
