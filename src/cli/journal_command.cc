@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/journal_anchor.h"
 #include "cli/journal_output.h"
 #include "common/strings.h"
 #include "common/text_escape.h"
@@ -17,6 +18,7 @@
 #include "statemachine/apply.h"
 #include "statemachine/event_codec.h"
 #include "statemachine/invariants.h"
+#include "store/hash_chain.h"
 #include "store/journal.h"
 
 namespace gfp::cli {
@@ -79,8 +81,16 @@ nlohmann::json EventJson(std::uint64_t seq, const events::Event& e) {
   return out;
 }
 
-// Streams decoded events through `emit`, applying the history filters.
 }  // namespace
+
+Status PrintEventJsonLine(const store::StoredEvent& stored) {
+  auto decoded = sm::DecodeEvent(stored.type, stored.time_unix_micros, stored.payload);
+  if (!decoded.ok())
+    return decoded.status().WithContext("journal seq " + std::to_string(stored.seq));
+  std::cout << Dump(EventJson(stored.seq, *decoded)) << "\n";
+  if (OutputFailed()) return Unavailable("stdout");  // reported by FinishOutput
+  return Status::Ok();
+}
 
 int PrintHistory(const JournalQuery& o, bool filtered) {
   std::int64_t since = std::numeric_limits<std::int64_t>::min();
@@ -131,7 +141,73 @@ int PrintHistory(const JournalQuery& o, bool filtered) {
   return FinishOutput(kExitOk);
 }
 
+namespace {
+
+// What verify learned beyond the store's report: the chain head and the anchor's check.
+struct VerifyOutcome {
+  std::uint64_t head_seq = 0;
+  store::Hash head_hash = store::kZeroHash;
+  std::optional<JournalAnchor> anchor;
+  std::string anchor_problem;  // empty: no anchor, or it matches
+};
+
+void PrintVerifyText(const JournalQuery& o, const store::VerifyReport& report,
+                     const sm::State& state, const VerifyOutcome& v) {
+  if (!report.ok) {
+    std::cout << "journal " << EscapeControl(o.path) << " is damaged";
+    if (report.first_bad_seq) std::cout << " at seq " << report.first_bad_seq;
+    std::cout << ": " << EscapeControl(report.reason) << "\n";
+    return;
+  }
+  std::cout << "journal " << EscapeControl(o.path) << " is intact: " << report.events_checked
+            << " events (hash chain, decoding, replay with invariants), "
+            << report.snapshots_checked << " snapshots; state at seq " << state.last_seq << ": "
+            << state.active.size() << " active partitions, " << state.allocations.size()
+            << " live allocations\n";
+  if (v.anchor) {
+    if (v.anchor_problem.empty()) {
+      std::cout << "anchor seq " << v.anchor->seq << " matches\n";
+    } else {
+      std::cout << "anchor check failed: " << v.anchor_problem << "\n";
+    }
+  }
+  // Last, so `tail -n1` gives the next anchor.
+  std::cout << "head " << v.head_seq << " " << store::HashToHex(v.head_hash) << "\n";
+}
+
+void PrintVerifyJson(const store::VerifyReport& report, const sm::State& state,
+                     const VerifyOutcome& v) {
+  nlohmann::json out{{"ok", report.ok && v.anchor_problem.empty()},
+                     {"events_checked", report.events_checked},
+                     {"snapshots_checked", report.snapshots_checked},
+                     {"first_bad_seq", report.first_bad_seq},
+                     {"reason", report.reason},
+                     {"last_seq", state.last_seq},
+                     {"active_partitions", state.active.size()},
+                     {"live_allocations", state.allocations.size()}};
+  if (report.ok) {
+    out["head_seq"] = v.head_seq;
+    out["head_hash"] = store::HashToHex(v.head_hash);
+  }
+  if (v.anchor && report.ok) {
+    out["anchor"] = {
+        {"seq", v.anchor->seq}, {"ok", v.anchor_problem.empty()}, {"reason", v.anchor_problem}};
+  }
+  std::cout << Dump(out) << "\n";
+}
+
+}  // namespace
+
 int VerifyJournal(const JournalQuery& o) {
+  VerifyOutcome v;
+  if (!o.anchor.empty()) {
+    auto anchor = ParseAnchor(o.anchor);
+    if (!anchor.ok()) {
+      PrintError(anchor.status().WithContext("--anchor"));
+      return kExitUnusable;
+    }
+    v.anchor = *anchor;
+  }
   auto journal = OpenReadOnly(o);
   if (!journal.ok()) {
     PrintError(journal.status());
@@ -139,7 +215,13 @@ int VerifyJournal(const JournalQuery& o) {
   }
   sm::State state;
   std::uint64_t anomalies_seen = 0;
+  // The hash at the anchor's seq is taken in the same pass as the check (seq 0: the zero hash).
+  std::optional<store::Hash> at_anchor;
+  if (v.anchor && v.anchor->seq == 0) at_anchor = store::kZeroHash;
   store::VerifyReport report = (*journal)->Verify([&](const store::StoredEvent& stored) -> Status {
+    v.head_seq = stored.seq;
+    v.head_hash = stored.hash;
+    if (v.anchor && stored.seq == v.anchor->seq) at_anchor = stored.hash;
     GFP_ASSIGN_OR_RETURN(events::Event e,
                          sm::DecodeEvent(stored.type, stored.time_unix_micros, stored.payload));
     sm::Apply(state, stored.seq, e);
@@ -149,29 +231,13 @@ int VerifyJournal(const JournalQuery& o) {
     }
     return sm::CheckInvariants(state).WithContext("invariant broken");
   });
-  const bool json = o.format == "json";
-  if (json) {
-    std::cout << Dump(nlohmann::json{{"ok", report.ok},
-                                     {"events_checked", report.events_checked},
-                                     {"snapshots_checked", report.snapshots_checked},
-                                     {"first_bad_seq", report.first_bad_seq},
-                                     {"reason", report.reason},
-                                     {"last_seq", state.last_seq},
-                                     {"active_partitions", state.active.size()},
-                                     {"live_allocations", state.allocations.size()}})
-              << "\n";
-  } else if (report.ok) {
-    std::cout << "journal " << EscapeControl(o.path) << " is intact: " << report.events_checked
-              << " events (hash chain, decoding, replay with invariants), "
-              << report.snapshots_checked << " snapshots; state at seq " << state.last_seq << ": "
-              << state.active.size() << " active partitions, " << state.allocations.size()
-              << " live allocations\n";
+  if (v.anchor && report.ok) v.anchor_problem = AnchorMismatch(*v.anchor, at_anchor, v.head_seq);
+  if (o.format == "json") {
+    PrintVerifyJson(report, state, v);
   } else {
-    std::cout << "journal " << EscapeControl(o.path) << " is damaged";
-    if (report.first_bad_seq) std::cout << " at seq " << report.first_bad_seq;
-    std::cout << ": " << EscapeControl(report.reason) << "\n";
+    PrintVerifyText(o, report, state, v);
   }
-  return FinishOutput(report.ok ? kExitOk : kExitDamaged);
+  return FinishOutput(report.ok && v.anchor_problem.empty() ? kExitOk : kExitDamaged);
 }
 
 void AddJournalCommand(CLI::App& app, int* exit_code) {
@@ -221,14 +287,26 @@ void AddJournalCommand(CLI::App& app, int* exit_code) {
   CLI::App* verify =
       journal->add_subcommand("verify", "Check the hash chain, decode and replay every event");
   common(verify, verify_options, "text or json", {"text", "json"});
+  verify
+      ->add_option("--anchor", verify_options->anchor,
+                   "also check that the event at SEQ still has the chain hash HASH (SEQ:HASH, "
+                   "as a previous run printed `head SEQ HASH`)")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            auto anchor = ParseAnchor(value);
+            return anchor.ok() ? std::string() : anchor.status().message();
+          },
+          "SEQ:HASH"));
   verify->callback([verify_options, exit_code] { *exit_code = VerifyJournal(*verify_options); });
 
   auto export_options = std::make_shared<JournalQuery>();
   CLI::App* exported = journal->add_subcommand("export", "The whole journal as JSON lines");
   common(exported, export_options, "json (the only export format)", {"json"});
+  exported->add_flag("--follow", export_options->follow,
+                     "then keep printing new events as they are appended, until SIGTERM/SIGINT");
   exported->callback([export_options, exit_code] {
     export_options->format = "json";
-    *exit_code = PrintHistory(*export_options, false);
+    *exit_code = ExportJournal(*export_options);
   });
 }
 

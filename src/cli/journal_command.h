@@ -7,6 +7,12 @@
 #include <optional>
 #include <string>
 
+#include "common/status.h"
+
+namespace gfp::store {
+struct StoredEvent;
+}
+
 namespace gfp::cli {
 
 struct JournalQuery {
@@ -16,6 +22,8 @@ struct JournalQuery {
   std::string device;
   std::string since;                // RFC 3339
   std::optional<std::uint64_t> at;  // none: the latest state; 0: before any event
+  std::string anchor;               // verify: "SEQ:HASH" recorded earlier, or empty
+  bool follow = false;              // export: keep printing new events until SIGTERM/SIGINT
 };
 
 // The verbs, printing to stdout; each returns the process exit code (0 ok, 1 damaged or the
@@ -23,6 +31,11 @@ struct JournalQuery {
 int PrintHistory(const JournalQuery& query, bool filtered);
 int PrintState(const JournalQuery& query);
 int VerifyJournal(const JournalQuery& query);
+// `export`, and with query.follow `export --follow` (cli/journal_follow.cc).
+int ExportJournal(const JournalQuery& query);
+
+// Decodes one stored event and prints it as one JSON line (the `export` object) on stdout.
+Status PrintEventJsonLine(const store::StoredEvent& stored);
 
 // Adds the `journal` subcommand and its verbs to `app`; the verbs set *exit_code when they run.
 void AddJournalCommand(CLI::App& app, int* exit_code);
