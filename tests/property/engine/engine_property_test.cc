@@ -30,6 +30,7 @@ namespace gfp::engine {
 namespace {
 
 namespace fs = std::filesystem;
+using gfp::testing::AnyNode;
 using gfp::testing::NodeFixture;
 using gfp::testing::ScenarioRunner;
 using gfp::testing::StateDiff;
@@ -120,17 +121,6 @@ class EngineExecutor : public gfp::testing::Executor {
   std::size_t transactions_ = 0;
   std::uint64_t copied_seq_ = 0;
 };
-
-NodeFixture AnyNode(int which) {
-  switch (which % 3) {
-    case 0:
-      return gfp::testing::H100Node();
-    case 1:
-      return gfp::testing::B200Node();
-    default:
-      return gfp::testing::A100Node();
-  }
-}
 
 // Replays the journal up to `seq` and fails the property unless it equals `expected`.
 void ExpectReplay(Engine& engine, std::uint64_t seq, bool use_snapshots, const State& expected) {

@@ -26,20 +26,10 @@ namespace gfp::sm {
 namespace {
 
 using gfp::testing::Driver;
+using gfp::testing::AnyNode;
 using gfp::testing::NodeFixture;
 using gfp::testing::ScenarioRunner;
 using gfp::testing::StateDiff;
-
-NodeFixture AnyNode(int which) {
-  switch (which % 3) {
-    case 0:
-      return gfp::testing::H100Node();
-    case 1:
-      return gfp::testing::B200Node();
-    default:
-      return gfp::testing::A100Node();
-  }
-}
 
 // The plugin with an in-memory journal: Decide, then the Driver's journal and Apply.
 class MemoryExecutor : public gfp::testing::Executor {

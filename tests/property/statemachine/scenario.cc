@@ -537,4 +537,15 @@ std::string StateDiff(const sm::State& a, const sm::State& b) {
          std::to_string(b.last_seq) + ")";
 }
 
+NodeFixture AnyNode(int which) {
+  switch (which % 3) {
+    case 0:
+      return H100Node();
+    case 1:
+      return B200Node();
+    default:
+      return A100Node();
+  }
+}
+
 }  // namespace gfp::testing

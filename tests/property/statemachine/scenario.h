@@ -41,6 +41,9 @@ void showValue(const Step& step, std::ostream& os);
 // Generates a scenario for `node`.
 rc::Gen<std::vector<Step>> GenScenario(const NodeFixture& node, bool fm_enabled);
 
+// One of the three node fixtures (H100, B200, A100x16), chosen by `which`.
+NodeFixture AnyNode(int which);
+
 // What runs decisions and keeps the journal.
 class Executor {
  public:
