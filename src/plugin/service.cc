@@ -144,6 +144,10 @@ Status Service::Run(const std::atomic<bool>& stop) {
     spdlog::warn("Fabric Manager not usable yet; its devices stay Unhealthy until it is");
   }
   core_->CheckHealth();
+  for (const auto& stale : RemoveStaleTemporarySockets(config_.device_plugin_dir)) {
+    spdlog::info("removed {}, a temporary socket left by a plugin process that is gone",
+                 stale.string());
+  }
   for (const auto& resource : core_->inventory().resources) {
     servers_.push_back(
         std::make_unique<ResourceServer>(*core_, resource.naming, config_.device_plugin_dir));

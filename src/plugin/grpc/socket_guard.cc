@@ -1,5 +1,6 @@
 #include "plugin/grpc/socket_guard.h"
 
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -7,7 +8,9 @@
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <string_view>
 
 namespace gfp::plugin {
 
@@ -44,6 +47,50 @@ Status CheckSocketPathFree(const std::filesystem::path& path) {
 std::filesystem::path TemporarySocketPath(const std::filesystem::path& dir) {
   static std::atomic<unsigned> counter{0};
   return dir / (".gfp" + std::to_string(::getpid()) + "." + std::to_string(++counter) + ".sock");
+}
+
+namespace {
+
+// The pid in a TemporarySocketPath name (".gfp<pid>.<n>.sock"), or 0 for any other name.
+pid_t PidOfTemporarySocketName(std::string_view name) {
+  constexpr std::string_view kPrefix = ".gfp", kSuffix = ".sock";
+  if (name.size() <= kPrefix.size() + kSuffix.size() || !name.starts_with(kPrefix) ||
+      !name.ends_with(kSuffix)) {
+    return 0;
+  }
+  const std::string_view middle =
+      name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  const std::size_t dot = middle.find('.');
+  if (dot == std::string_view::npos || dot + 1 == middle.size()) return 0;
+  pid_t pid = 0;
+  unsigned counter = 0;
+  const auto pid_end = middle.data() + dot;
+  const auto parsed_pid = std::from_chars(middle.data(), pid_end, pid);
+  const auto parsed_counter = std::from_chars(pid_end + 1, middle.data() + middle.size(), counter);
+  const bool whole =
+      parsed_pid.ptr == pid_end && parsed_counter.ptr == middle.data() + middle.size();
+  return whole && parsed_pid.ec == std::errc() && parsed_counter.ec == std::errc() && pid > 0 ? pid
+                                                                                              : 0;
+}
+
+bool ProcessIsGone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+
+}  // namespace
+
+std::vector<std::filesystem::path> RemoveStaleTemporarySockets(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> removed;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const pid_t pid = PidOfTemporarySocketName(entry.path().filename().string());
+    // Our own pid counts as gone: called before this process binds anything, such a file is
+    // from an earlier process with the same pid (pid 1 in every restart of a container).
+    if (pid == 0 || (pid != ::getpid() && !ProcessIsGone(pid))) continue;
+    struct stat st {};
+    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    if (SocketIsLive(entry.path())) continue;
+    if (::unlink(entry.path().c_str()) == 0) removed.push_back(entry.path());
+  }
+  return removed;
 }
 
 Status InstallSocket(const std::filesystem::path& bound, const std::filesystem::path& target) {

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <vector>
 
 #include "common/status.h"
 
@@ -25,6 +26,12 @@ Status CheckSocketPathFree(const std::filesystem::path& path);
 
 // A name in `dir` that no other server of this process uses, short enough for sun_path.
 std::filesystem::path TemporarySocketPath(const std::filesystem::path& dir);
+
+// Removes the temporary sockets (TemporarySocketPath names) in `dir` that a plugin process left
+// behind when it was killed between binding and InstallSocket: those on which nothing answers and
+// whose process is gone (or has this process's pid: call it before this process binds any).
+// Returns the paths removed. Never touches any other file.
+std::vector<std::filesystem::path> RemoveStaleTemporarySockets(const std::filesystem::path& dir);
 
 // Gives the socket bound at `bound` mode 0600 (only root's kubelet connects; the umask must not
 // decide) and renames it onto `target` once CheckSocketPathFree(target) allows it (a stale
