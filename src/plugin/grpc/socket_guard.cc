@@ -62,15 +62,17 @@ pid_t PidOfTemporarySocketName(std::string_view name) {
       name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
   const std::size_t dot = middle.find('.');
   if (dot == std::string_view::npos || dot + 1 == middle.size()) return 0;
+  const std::string_view pid_text = middle.substr(0, dot);
+  const std::string_view counter_text = middle.substr(dot + 1);
   pid_t pid = 0;
   unsigned counter = 0;
-  const auto pid_end = middle.data() + dot;
-  const auto parsed_pid = std::from_chars(middle.data(), pid_end, pid);
-  const auto parsed_counter = std::from_chars(pid_end + 1, middle.data() + middle.size(), counter);
-  const bool whole =
-      parsed_pid.ptr == pid_end && parsed_counter.ptr == middle.data() + middle.size();
-  return whole && parsed_pid.ec == std::errc() && parsed_counter.ec == std::errc() && pid > 0 ? pid
-                                                                                              : 0;
+  const char* pid_end = pid_text.data() + pid_text.size();
+  const char* counter_end = counter_text.data() + counter_text.size();
+  const auto parsed_pid = std::from_chars(pid_text.data(), pid_end, pid);
+  const auto parsed_counter = std::from_chars(counter_text.data(), counter_end, counter);
+  const bool pid_ok = parsed_pid.ec == std::errc() && parsed_pid.ptr == pid_end && pid > 0;
+  const bool counter_ok = parsed_counter.ec == std::errc() && parsed_counter.ptr == counter_end;
+  return pid_ok && counter_ok ? pid : 0;
 }
 
 bool ProcessIsGone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
