@@ -23,17 +23,9 @@ namespace {
 
 using testing::MakeEvents;
 using testing::OpenOrDie;
+using testing::ReadFile;
+using testing::WriteFile;
 using testing::TempDir;
-
-std::string ReadFile(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void WriteFile(const std::filesystem::path& p, const std::string& content) {
-  std::ofstream out(p, std::ios::binary);
-  out << content;
-}
 
 std::filesystem::path Wal(std::filesystem::path p) { return p += "-wal"; }
 std::filesystem::path Shm(std::filesystem::path p) { return p += "-shm"; }

@@ -18,6 +18,8 @@ namespace {
 
 using testing::MakeEvents;
 using testing::OpenOrDie;
+using testing::ReadFile;
+using testing::WriteFile;
 using testing::RawDb;
 using testing::ReadAll;
 using testing::TempDir;
@@ -26,16 +28,6 @@ unsigned Mode(const std::filesystem::path& p) {
   struct stat st {};
   if (::stat(p.c_str(), &st) != 0) return 0xffffffffU;
   return st.st_mode & 07777U;
-}
-
-std::string ReadFile(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void WriteFile(const std::filesystem::path& p, const std::string& content) {
-  std::ofstream out(p, std::ios::binary);
-  out << content;
 }
 
 // Restores the umask on scope exit; tests set umask 0 to prove modes do not depend on it.

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 namespace gfp::store::testing {
 
@@ -172,6 +174,15 @@ std::string Describe(const VerifyReport& r) {
 
 std::string Describe(const Status& s) {
   return std::string(ErrorCodeName(s.code())) + ": " + s.message();
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void WriteFile(const std::filesystem::path& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary) << content;
 }
 
 }  // namespace gfp::store::testing

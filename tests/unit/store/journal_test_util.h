@@ -68,6 +68,9 @@ std::unique_ptr<Journal> OpenOrDie(const std::filesystem::path& path, OpenMode m
 // All events via ForEach (asserts the scan succeeded).
 std::vector<StoredEvent> ReadAll(const Journal& journal);
 std::string Describe(const VerifyReport& report);
+// A whole file's bytes ("" when unreadable), and writing bytes over a file.
+std::string ReadFile(const std::filesystem::path& path);
+void WriteFile(const std::filesystem::path& path, const std::string& content);
 std::string Describe(const Status& status);
 
 }  // namespace gfp::store::testing
