@@ -64,8 +64,9 @@ Status CheckFabricManagerFlags(const plugin::ServeConfig& config) {
 Status CheckNodeLabelsFileFlag(const plugin::ServeConfig& config) {
   const std::string flag = Flag("node-labels-file", config.node_labels_file);
   if (!config.fabric_manager) {
-    return InvalidArgument(flag + " needs --fabric-manager: the labels count Fabric Manager "
-                                  "partitions, and there are none without it");
+    return InvalidArgument(flag +
+                           " needs --fabric-manager: the labels count Fabric Manager "
+                           "partitions, and there are none without it");
   }
   for (const std::string suffix : {"", "-wal", "-shm"}) {
     std::error_code ignored;
