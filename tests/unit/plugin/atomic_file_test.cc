@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -48,6 +49,30 @@ TEST_F(AtomicFile, WritesTheWholeContentReadableByOthers) {
   }
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{std::string(kStagingDirName), "gpu-fabric"}));
+}
+
+// nfd-worker rescans on the first inotify event in features.d and drops the others for a second:
+// an update must show there as one event, the new file moved into place, and nothing before it.
+TEST_F(AtomicFile, TheWatchedFolderSeesOnlyTheRenameIntoPlace) {
+  ASSERT_TRUE(ReplaceFileAtomically(Target(), "a=1\n").ok());  // creates the staging folder
+  const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_GE(::inotify_add_watch(fd, dir_.path().c_str(),
+                                IN_ALL_EVENTS & ~(IN_ACCESS | IN_OPEN | IN_CLOSE_NOWRITE)),
+            0);
+  ASSERT_TRUE(ReplaceFileAtomically(Target(), "a=2\n").ok());
+  std::vector<std::string> events;
+  alignas(inotify_event) char buffer[4096];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
+    for (char* p = buffer; p < buffer + n;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(p);
+      events.push_back(std::string(event->len ? event->name : "") +
+                       ((event->mask & IN_MOVED_TO) ? " moved in" : " other"));
+      p += sizeof(inotify_event) + event->len;
+    }
+  }
+  ::close(fd);
+  EXPECT_EQ(events, (std::vector<std::string>{"gpu-fabric moved in"}));
 }
 
 TEST_F(AtomicFile, AReaderOfTheOldFileKeepsTheWholeOldFile) {
