@@ -17,11 +17,16 @@ void NodeLabelsFile::Update(const std::map<std::size_t, std::size_t>& free_by_si
   if (!problem_.empty() && now < next_retry_) return;
   const Status status = ReplaceFileAtomically(path_, text);
   if (status.ok()) {
+    const std::string shown = EscapeAndTruncate(path_.string(), 300);
+    const std::size_t largest = sm::LargestFreePartition(free_by_size);
     if (!problem_.empty()) {
-      spdlog::info("node labels file {} written again", EscapeAndTruncate(path_.string(), 300));
+      spdlog::info("node labels file {} written again", shown);
+    } else if (!written_) {
+      spdlog::info("node labels file {} written (largest free partition: {} GPUs)", shown, largest);
+    } else {
+      spdlog::debug("node labels file {} updated (largest free partition: {} GPUs)", shown,
+                    largest);
     }
-    spdlog::debug("node labels file {} updated (largest free partition: {} GPUs)",
-                  EscapeAndTruncate(path_.string(), 300), sm::LargestFreePartition(free_by_size));
     written_ = std::move(text);
     problem_.clear();
     return;
