@@ -42,6 +42,7 @@ struct RawServeFlags {
   std::string reconcile_interval = "5s";
   std::string release_grace = "30s";
   std::string log_level = "info";
+  std::string node_labels_file;
 };
 
 // Beyond these a value is a typo, and large ones used to overflow into nonsense (issue 8).
@@ -69,6 +70,7 @@ Result<plugin::ServeConfig> ToConfig(const RawServeFlags& raw) {
     return InvalidArgument("--reconcile-interval must be greater than zero");
   }
   c.log_level = raw.log_level;
+  c.node_labels_file = raw.node_labels_file;
   if (const char* node = std::getenv("NODE_NAME")) c.node_name = node;
   return c;
 }
@@ -148,6 +150,11 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
       "how long devices must be unused before their partition is released (at most 720h)");
   serve->add_option("--log-level", raw->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  serve
+      ->add_option("--node-labels-file", raw->node_labels_file,
+                   "NFD local feature file kept up to date with the free partitions (needs "
+                   "--fabric-manager; default: off)")
+      ->envname("GPU_FABRIC_NODE_LABELS_FILE");
   std::vector<const CLI::Option*> options;
   for (const CLI::Option* option : serve->get_options()) options.push_back(option);
   serve->callback([raw, options, exit_code] { *exit_code = Serve(*raw, options); });

@@ -5,6 +5,7 @@
 #include "adapters/fm/fm_address.h"
 #include "adapters/host/file_reading.h"
 #include "common/text_escape.h"
+#include "plugin/labels/node_labels_file.h"
 
 namespace gfp::cli {
 namespace {
@@ -59,6 +60,27 @@ Status CheckFabricManagerFlags(const plugin::ServeConfig& config) {
   return Status::Ok();
 }
 
+// SPEC §8.2: the labels count Fabric Manager partitions; the path as plugin::CheckNodeLabelsPath.
+Status CheckNodeLabelsFileFlag(const plugin::ServeConfig& config) {
+  const std::string flag = Flag("node-labels-file", config.node_labels_file);
+  if (!config.fabric_manager) {
+    return InvalidArgument(flag +
+                           " needs --fabric-manager: the labels count Fabric Manager "
+                           "partitions, and there are none without it");
+  }
+  for (const std::string suffix : {"", "-wal", "-shm"}) {
+    std::error_code ignored;
+    if (std::filesystem::absolute(config.node_labels_file, ignored).lexically_normal() ==
+        std::filesystem::absolute(config.journal.string() + suffix, ignored).lexically_normal()) {
+      return InvalidArgument(flag + " is the journal's own file (--journal)");
+    }
+  }
+  const Status status = plugin::CheckNodeLabelsPath(config.node_labels_file);
+  if (status.ok()) return status;
+  const bool colon = status.message().rfind(':', 0) == 0;
+  return Status(status.code(), flag + (colon ? "" : " ") + status.message());
+}
+
 }  // namespace
 
 Status CheckServeConfig(const plugin::ServeConfig& config) {
@@ -67,6 +89,7 @@ Status CheckServeConfig(const plugin::ServeConfig& config) {
   GFP_RETURN_IF_ERROR(CheckJournalFlag(config.journal));
   if (!config.pci_ids.empty()) GFP_RETURN_IF_ERROR(CheckRegularFileFlag("pci-ids", config.pci_ids));
   if (config.fabric_manager) GFP_RETURN_IF_ERROR(CheckFabricManagerFlags(config));
+  if (!config.node_labels_file.empty()) GFP_RETURN_IF_ERROR(CheckNodeLabelsFileFlag(config));
   return Status::Ok();
 }
 

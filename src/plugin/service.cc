@@ -8,6 +8,7 @@
 #include "adapters/kubelet/grpc_lifetime.h"
 #include "plugin/build_core.h"
 #include "plugin/core/log_text.h"
+#include "statemachine/free_partitions.h"
 
 namespace gfp::plugin {
 namespace {
@@ -63,7 +64,9 @@ Service::Service(ServeConfig config, std::unique_ptr<PluginCore> core)
       core_(std::move(core)),
       pod_resources_(kubelet::PodResourcesClientOptions{config_.pod_resources_socket.string(),
                                                         std::chrono::milliseconds(10'000),
-                                                        16 * 1024 * 1024}) {}
+                                                        16 * 1024 * 1024}) {
+  if (!config_.node_labels_file.empty()) node_labels_.emplace(config_.node_labels_file);
+}
 
 Service::~Service() {
   for (auto& server : servers_) server->Stop();
@@ -139,11 +142,17 @@ void Service::CheckpointIfIdle() {
   checkpoint_problem_ = std::move(problem);
 }
 
+void Service::UpdateNodeLabels() {
+  if (!node_labels_) return;
+  node_labels_->Update(core_->engine().Read(sm::FreePartitionsBySize), Steady::now());
+}
+
 Status Service::Run(const std::atomic<bool>& stop) {
   if (!core_->SyncFabricManager()) {
     spdlog::warn("Fabric Manager not usable yet; its devices stay Unhealthy until it is");
   }
   core_->CheckHealth();
+  UpdateNodeLabels();
   for (const auto& stale : RemoveStaleTemporarySockets(config_.device_plugin_dir)) {
     spdlog::info("removed {}, a temporary socket left by a plugin process that is gone",
                  stale.string());
@@ -185,6 +194,7 @@ Status Service::Run(const std::atomic<bool>& stop) {
     }
     // Journal: keep the history in the main file, not only in the -wal.
     CheckpointIfIdle();
+    UpdateNodeLabels();
   }
   spdlog::info("stopping: active partitions are left as they are");
   core_->engine().StopBackgroundVerification();  // journal

@@ -10,6 +10,7 @@
 #include "common/status.h"
 #include "plugin/core/plugin_core.h"
 #include "plugin/grpc/resource_server.h"
+#include "plugin/labels/node_labels_file.h"
 #include "plugin/serve_config.h"
 
 namespace gfp::plugin {
@@ -35,6 +36,8 @@ class Service {
   void ReconcileOnce();
   // Moves the journal's -wal into its main file after a pause in appends.
   void CheckpointIfIdle();
+  // SPEC §8.2: rewrites --node-labels-file when a free-partition count changed (a state read).
+  void UpdateNodeLabels();
 
   ServeConfig config_;
   std::unique_ptr<PluginCore> core_;
@@ -44,6 +47,7 @@ class Service {
   std::chrono::steady_clock::time_point next_register_;
   std::chrono::milliseconds register_backoff_{250};
   std::string checkpoint_problem_;  // the last checkpoint failure logged, empty while it works
+  std::optional<NodeLabelsFile> node_labels_;  // with --node-labels-file
 };
 
 }  // namespace gfp::plugin

@@ -1,0 +1,107 @@
+#include "plugin/labels/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+#include "common/text_escape.h"
+
+namespace gfp::plugin {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Shown(const fs::path& path) { return EscapeAndTruncate(path.string(), 300); }
+
+Status StepFailed(const fs::path& target, const std::string& step, int err) {
+  std::string message = "cannot replace " + Shown(target) + ": " + step +
+                        " failed: " + std::error_code(err, std::generic_category()).message();
+  if (err == ENOSPC || err == EDQUOT) return ResourceExhausted(std::move(message));
+  if (err == ENOENT || err == ENOTDIR) return NotFound(std::move(message));
+  return Internal(std::move(message));
+}
+
+// A file descriptor closed on every path out.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  // close(2) can report a delayed write error: it is returned, not lost.
+  int Close() {
+    const int result = ::close(fd_);
+    fd_ = -1;
+    return result;
+  }
+
+ private:
+  int fd_;
+};
+
+Status FsyncDirectory(const fs::path& target, const fs::path& dir) {
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return StepFailed(target, "opening " + Shown(dir), errno);
+  if (::fsync(fd.get()) != 0) return StepFailed(target, "syncing " + Shown(dir), errno);
+  return Status::Ok();
+}
+
+// The staging folder exists as a real folder (created when missing, never through a symlink).
+Status EnsureStagingDir(const fs::path& target, const fs::path& staging) {
+  if (::mkdir(staging.c_str(), 0700) != 0 && errno != EEXIST) {
+    return StepFailed(target, "creating " + Shown(staging), errno);
+  }
+  struct stat info {};
+  if (::lstat(staging.c_str(), &info) != 0) {
+    return StepFailed(target, "checking " + Shown(staging), errno);
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    return FailedPrecondition("cannot replace " + Shown(target) + ": " + Shown(staging) +
+                              " is not a folder (remove it; it is where the new file is "
+                              "written before it is renamed into place)");
+  }
+  return Status::Ok();
+}
+
+Status WriteAll(const fs::path& target, const fs::path& temp, std::string_view content) {
+  Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (fd.get() < 0) return StepFailed(target, "creating " + Shown(temp), errno);
+  // The umask must not make it unreadable for NFD.
+  if (::fchmod(fd.get(), 0644) != 0) return StepFailed(target, "chmod of " + Shown(temp), errno);
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return StepFailed(target, "writing " + Shown(temp), errno);
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0) return StepFailed(target, "syncing " + Shown(temp), errno);
+  if (fd.Close() != 0) return StepFailed(target, "closing " + Shown(temp), errno);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReplaceFileAtomically(const fs::path& path, std::string_view content) {
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  const fs::path staging = dir / kStagingDirName;
+  const fs::path temp = staging / (path.filename().string() + ".tmp");
+  GFP_RETURN_IF_ERROR(EnsureStagingDir(path, staging));
+  Status written = WriteAll(path, temp, content);
+  if (written.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
+    written = StepFailed(path, "renaming " + Shown(temp) + " onto it", errno);
+  }
+  if (!written.ok()) {
+    ::unlink(temp.c_str());
+    return written;
+  }
+  return FsyncDirectory(path, dir);
+}
+
+}  // namespace gfp::plugin

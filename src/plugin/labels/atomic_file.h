@@ -1,0 +1,29 @@
+// Replacing a file so that its readers never see a part of it (the NFD feature file, SPEC §8.2).
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace gfp::plugin {
+
+// Where the temporary file is written: a hidden folder beside the target. nfd-worker watches
+// features.d with inotify and rescans at most once a second, dropping the events that follow the
+// first one: a temporary file created beside the target would start a rescan that reads the old
+// file and swallow the rename's event (the labels would then wait for NFD's next periodic scan).
+// From a subfolder, only the rename itself shows in the watched folder. NFD ignores names that
+// start with '.'.
+inline constexpr std::string_view kStagingDirName = ".gpu-fabric-plugin-staging";
+
+// Replaces `path` with a regular file (mode 0644: NFD runs as another user) holding exactly
+// `content`: written to <dir>/.gpu-fabric-plugin-staging/<name>.tmp, fsynced, renamed onto
+// `path`, then the folder is fsynced so the rename survives a power loss. A reader of `path`
+// sees the old file or the whole new one. The staging folder is created (0700) when missing; a
+// symlink or anything but a folder there is refused. On failure `path` is unchanged and the
+// temporary file is removed. Errors name the path, the step and the OS reason:
+// "cannot replace /d/f: writing /d/.gpu-fabric-plugin-staging/f.tmp failed: No space left on
+// device" (ResourceExhausted for ENOSPC/EDQUOT, NotFound for a missing folder, else Internal).
+Status ReplaceFileAtomically(const std::filesystem::path& path, std::string_view content);
+
+}  // namespace gfp::plugin

@@ -1,0 +1,160 @@
+// ReplaceFileAtomically: whole files only, through a hidden staging folder, failures leave the
+// old file and no temporary behind.
+#include "plugin/labels/atomic_file.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "common/temp_dir.h"
+
+namespace gfp::plugin {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class AtomicFile : public ::testing::Test {
+ protected:
+  fs::path Target() const { return dir_.path() / "gpu-fabric"; }
+  fs::path Staging() const { return dir_.path() / kStagingDirName; }
+  fs::path Temp() const { return Staging() / "gpu-fabric.tmp"; }
+  gfp::testing::TempDir dir_;
+};
+
+TEST_F(AtomicFile, WritesTheWholeContentReadableByOthers) {
+  ASSERT_TRUE(ReplaceFileAtomically(Target(), "a=1\n").ok());
+  EXPECT_EQ(Read(Target()), "a=1\n");
+  struct stat info {};
+  ASSERT_EQ(::stat(Target().c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0644u);
+  EXPECT_FALSE(fs::exists(Temp())) << "the temporary file was left behind";
+  // The only other entry of the folder is the hidden staging folder (NFD skips '.' names).
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir_.path())) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{std::string(kStagingDirName), "gpu-fabric"}));
+}
+
+// nfd-worker rescans on the first inotify event in features.d and drops the others for a second:
+// an update must show there as one event, the new file moved into place, and nothing before it.
+TEST_F(AtomicFile, TheWatchedFolderSeesOnlyTheRenameIntoPlace) {
+  ASSERT_TRUE(ReplaceFileAtomically(Target(), "a=1\n").ok());  // creates the staging folder
+  const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_GE(::inotify_add_watch(fd, dir_.path().c_str(),
+                                IN_ALL_EVENTS & ~(IN_ACCESS | IN_OPEN | IN_CLOSE_NOWRITE)),
+            0);
+  ASSERT_TRUE(ReplaceFileAtomically(Target(), "a=2\n").ok());
+  std::vector<std::string> events;
+  alignas(inotify_event) char buffer[4096];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
+    for (char* p = buffer; p < buffer + n;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(p);
+      events.push_back(std::string(event->len ? event->name : "") +
+                       ((event->mask & IN_MOVED_TO) ? " moved in" : " other"));
+      p += sizeof(inotify_event) + event->len;
+    }
+  }
+  ::close(fd);
+  EXPECT_EQ(events, (std::vector<std::string>{"gpu-fabric moved in"}));
+}
+
+TEST_F(AtomicFile, AReaderOfTheOldFileKeepsTheWholeOldFile) {
+  ASSERT_TRUE(ReplaceFileAtomically(Target(), "old=1\n").ok());
+  std::ifstream reader(Target(), std::ios::binary);  // opened before the replacement
+  ASSERT_TRUE(ReplaceFileAtomically(Target(), "new=2\n").ok());
+  std::stringstream s;
+  s << reader.rdbuf();
+  EXPECT_EQ(s.str(), "old=1\n") << "the file was rewritten in place, not replaced";
+  EXPECT_EQ(Read(Target()), "new=2\n");
+}
+
+TEST_F(AtomicFile, AMissingFolderIsNotFoundNamingThePath) {
+  const fs::path target = dir_.path() / "absent" / "gpu-fabric";
+  const Status status = ReplaceFileAtomically(target, "a=1\n");
+  EXPECT_EQ(status.code(), ErrorCode::kNotFound);
+  EXPECT_NE(status.message().find(target.string()), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("No such file or directory"), std::string::npos)
+      << status.message();
+}
+
+TEST_F(AtomicFile, AStagingNameTakenByAFileOrSymlinkIsRefused) {
+  std::ofstream(Staging()) << "not a folder";
+  Status status = ReplaceFileAtomically(Target(), "a=1\n");
+  EXPECT_EQ(status.code(), ErrorCode::kFailedPrecondition);
+  EXPECT_NE(status.message().find("is not a folder"), std::string::npos) << status.message();
+  EXPECT_FALSE(fs::exists(Target()));
+
+  fs::remove(Staging());
+  const fs::path elsewhere = dir_.path() / "elsewhere";
+  fs::create_directories(elsewhere);
+  fs::create_directory_symlink(elsewhere, Staging());
+  status = ReplaceFileAtomically(Target(), "a=1\n");
+  EXPECT_EQ(status.code(), ErrorCode::kFailedPrecondition) << status.message();
+  EXPECT_TRUE(fs::is_empty(elsewhere)) << "wrote through a symlinked staging folder";
+  EXPECT_FALSE(fs::exists(Target()));
+}
+
+TEST_F(AtomicFile, ASymlinkPlantedAsTheTemporaryFileIsNotFollowed) {
+  fs::create_directories(Staging());
+  const fs::path victim = dir_.path() / "victim";
+  std::ofstream(victim) << "precious";
+  fs::create_symlink(victim, Temp());
+  const Status status = ReplaceFileAtomically(Target(), "a=1\n");
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("creating"), std::string::npos) << status.message();
+  EXPECT_EQ(Read(victim), "precious");
+  EXPECT_FALSE(fs::exists(Target()));
+}
+
+TEST_F(AtomicFile, AFolderAtThePathFailsTheRenameAndLeavesNoTemporary) {
+  fs::create_directories(Target() / "inside");
+  const Status status = ReplaceFileAtomically(Target(), "a=1\n");
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("renaming"), std::string::npos) << status.message();
+  EXPECT_TRUE(fs::is_directory(Target() / "inside"));
+  EXPECT_FALSE(fs::exists(Temp()));
+}
+
+// A write that fails half-way (EFBIG from RLIMIT_FSIZE stands in for a full disk) leaves the
+// old file whole and no temporary. Runs in a child: the limit must not touch the test runner.
+TEST_F(AtomicFile, AFailedWriteLeavesTheOldFileWhole) {
+  ASSERT_TRUE(ReplaceFileAtomically(Target(), "old=1\n").ok());
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{16, 16};
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(10);
+    const Status status = ReplaceFileAtomically(Target(), std::string(4096, 'x'));
+    if (status.ok()) ::_exit(11);
+    if (status.message().find("writing") == std::string::npos) ::_exit(12);
+    if (status.message().find(Target().string()) == std::string::npos) ::_exit(13);
+    ::_exit(0);
+  }
+  int wait_status = 0;
+  ASSERT_EQ(::waitpid(child, &wait_status, 0), child);
+  ASSERT_TRUE(WIFEXITED(wait_status));
+  EXPECT_EQ(WEXITSTATUS(wait_status), 0) << "11: accepted, 12/13: message without step/path";
+  EXPECT_EQ(Read(Target()), "old=1\n");
+  EXPECT_FALSE(fs::exists(Temp())) << "the half-written temporary file was left behind";
+}
+
+}  // namespace
+}  // namespace gfp::plugin
