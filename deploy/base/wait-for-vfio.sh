@@ -38,7 +38,7 @@ while :; do
   if ((status == 2)); then
     pending="no NVIDIA GPU (vendor 0x10de, class 0x03xxxx) under $sysfs/bus/pci/devices"
   else
-    pending="not bound to vfio-pci (BDF driver): $(tr '\n' ' ' <<<"$pending")"
+    pending="not bound to vfio-pci (BDF driver): ${pending//$'\n'/, }"
   fi
   if ((SECONDS >= deadline)); then
     log "gave up after ${timeout}s: $pending; exiting 1 (kubelet restarts this check)"
