@@ -1,0 +1,72 @@
+// The metric names alerts and dashboards may use, and the names a PromQL expression uses.
+
+// SPEC §8.1's table, used only while docs/metrics.md (which documents the same table) is absent.
+const specMetrics = {
+  gpu_fabric_build_info: "gauge",
+  gpu_fabric_devices: "gauge",
+  gpu_fabric_allocations_total: "counter",
+  gpu_fabric_allocate_seconds: "histogram",
+  gpu_fabric_partition_operations_total: "counter",
+  gpu_fabric_partitions_active: "gauge",
+  gpu_fabric_partitions_free: "gauge",
+  gpu_fabric_fabric_manager_up: "gauge",
+  gpu_fabric_drift_total: "counter",
+  gpu_fabric_journal_last_seq: "gauge",
+  gpu_fabric_journal_first_damaged_seq: "gauge",
+  gpu_fabric_journal_append_seconds: "histogram",
+  gpu_fabric_reconcile_seconds: "histogram",
+  gpu_fabric_pod_resources_errors_total: "counter",
+};
+
+// Not the plugin's: Prometheus's own scrape health and kube-state-metrics' pod readiness.
+export const externalMetrics = new Set(["up", "kube_pod_status_ready"]);
+
+// "| `gpu_fabric_devices` | gauge | …" rows of docs/metrics.md, when it exists.
+export function pluginMetrics(metricsMd) {
+  let table = specMetrics;
+  let source = "the list in tests/deploy/metrics.mjs (SPEC §8.1)";
+  if (metricsMd !== undefined) {
+    table = {};
+    for (const line of metricsMd.split("\n")) {
+      const m = /^\|\s*`(gpu_fabric_[a-z0-9_]+)`\s*\|\s*([a-z]+)/.exec(line);
+      if (m) table[m[1]] = m[2];
+    }
+    source = "docs/metrics.md";
+  }
+  const names = new Set();
+  for (const [name, type] of Object.entries(table)) {
+    names.add(name);
+    if (type === "histogram") for (const s of ["_bucket", "_sum", "_count"]) names.add(name + s);
+  }
+  return { names, source };
+}
+
+const keywords = new Set([
+  "by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset",
+  "and", "or", "unless", "inf", "nan",
+]);
+
+// Identifiers of an expression that name series: label matchers, strings, ranges, grouping
+// clauses, Grafana variables and function calls are taken out first.
+export function metricNames(expr) {
+  const stripped = expr
+    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, " ")
+    .replace(/\{[^}]*\}/g, " ")
+    .replace(/\[[^\]]*\]/g, " ")
+    .replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, " ")
+    .replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/g, " ");
+  const names = new Set();
+  for (const m of stripped.matchAll(/[A-Za-z_:][A-Za-z0-9_:]*/g)) {
+    const rest = stripped.slice(m.index + m[0].length);
+    if (/^\s*\(/.test(rest) || keywords.has(m[0].toLowerCase())) continue;
+    if (/^\d/.test(stripped[m.index - 1] ?? "")) continue; // a duration or number suffix
+    names.add(m[0]);
+  }
+  return names;
+}
+
+// Grafana's label_values(metric, label) template query.
+export function templateMetricNames(query) {
+  const m = /label_values\(\s*([^,)]+)/.exec(query);
+  return m ? metricNames(m[1]) : new Set();
+}
