@@ -27,10 +27,17 @@ install_tools() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
   fi
   if [[ ! -x $work/kubectl/usr/bin/kubectl ]]; then
-    apt-cache show kubernetes-client >/dev/null 2>&1 || apt-get update -qq
     rm -rf "$work/kubectl" "$work"/kubernetes-client_*.deb
-    (cd "$work" && apt-get download -qq kubernetes-client 2>&1 | grep -v 'unsandboxed' || true)
-    dpkg-deb -x "$work"/kubernetes-client_*.deb "$work/kubectl"
+    # Stale or missing package lists: update once and try again. (As root, apt warns that the
+    # download runs unsandboxed; that is expected here.)
+    if ! (cd "$work" && apt-get download -qq kubernetes-client 2>/dev/null); then
+      apt-get update -qq
+      (cd "$work" && apt-get download -qq kubernetes-client 2>&1 | grep -v unsandboxed) || true
+    fi
+    local deb
+    deb=$(compgen -G "$work/kubernetes-client_*.deb") ||
+      { echo "check-deploy: could not download Debian's kubernetes-client package" >&2; exit 1; }
+    dpkg-deb -x "$deb" "$work/kubectl"
   fi
   (cd tests/deploy && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 }
