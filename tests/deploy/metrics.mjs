@@ -21,17 +21,25 @@ const specMetrics = {
 // Not the plugin's: Prometheus's own scrape health and kube-state-metrics' pod readiness.
 export const externalMetrics = new Set(["up", "kube_pod_status_ready"]);
 
-// "| `gpu_fabric_devices` | gauge | …" rows of docs/metrics.md, when it exists.
+// Table rows of docs/metrics.md naming a metric (`gpu_fabric_…`, first code span) and its type,
+// when that file exists and has such rows.
+function metricsTable(metricsMd) {
+  const table = {};
+  for (const line of (metricsMd ?? "").split("\n")) {
+    if (!line.startsWith("|")) continue;
+    const name = /`(gpu_fabric_[a-z0-9_]+)`/.exec(line);
+    const type = /\|\s*`?(gauge|counter|histogram)\b/.exec(line);
+    if (name && type) table[name[1]] = type[1];
+  }
+  return table;
+}
+
 export function pluginMetrics(metricsMd) {
-  let table = specMetrics;
-  let source = "the list in tests/deploy/metrics.mjs (SPEC §8.1)";
-  if (metricsMd !== undefined) {
-    table = {};
-    for (const line of metricsMd.split("\n")) {
-      const m = /^\|\s*`(gpu_fabric_[a-z0-9_]+)`\s*\|\s*([a-z]+)/.exec(line);
-      if (m) table[m[1]] = m[2];
-    }
-    source = "docs/metrics.md";
+  let table = metricsTable(metricsMd);
+  let source = "docs/metrics.md";
+  if (Object.keys(table).length === 0) {
+    table = specMetrics;
+    source = `the list in tests/deploy/metrics.mjs (SPEC §8.1; docs/metrics.md ${metricsMd === undefined ? "absent" : "has no metric table"})`;
   }
   const names = new Set();
   for (const [name, type] of Object.entries(table)) {
