@@ -46,7 +46,7 @@ export function pathsOf(flag, value) {
     case "--pci-ids":
       return []; // inside the image
     case "--dev-root":
-      return [[`${value.replace(/\/$/, "")}/vfio`, "dir-read"]];
+      return [[value, "dir-read"]]; // vfio/<group>, vfio/devices/, iommu
     case "--device-plugin-dir":
       return [[value, "dir"]];
     case "--journal":
