@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string_view>
@@ -65,6 +66,20 @@ void InstallLogging() {
 void UseLogFormat(LogFormat format) {
   g_format.store(format);
   spdlog::set_formatter(MakeLogFormatter(format));
+}
+
+LogFormat CurrentLogFormat() { return g_format.load(); }
+
+bool ServeAsksForJson(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] != "serve") return false;
+  const std::string flag = "--log-format";
+  const char* env = std::getenv("GPU_FABRIC_LOG_FORMAT");
+  std::string value = env ? env : "";
+  for (std::size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
+    if (args[i].rfind(flag + "=", 0) == 0) value = args[i].substr(flag.size() + 1);
+    if (args[i] == flag && i + 1 < args.size()) value = args[++i];
+  }
+  return value == "json";
 }
 
 void ReportStartupError(const std::string& message) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "common/log_format.h"
 
@@ -13,6 +14,12 @@ void InstallLogging();
 
 // Every line from now on is in `format` (serve, once its flag is read).
 void UseLogFormat(LogFormat format);
+LogFormat CurrentLogFormat();
+
+// Whether `args` (argv without the program name) run `serve` asking for JSON: its last
+// --log-format value, or without the flag GPU_FABRIC_LOG_FORMAT, is "json". Read before the
+// command line is parsed, so that even an unknown flag is reported as a JSON line.
+bool ServeAsksForJson(const std::vector<std::string>& args);
 
 // A start-up error: "error: MESSAGE" on stderr as text, one line at level error as JSON.
 void ReportStartupError(const std::string& message);

@@ -27,14 +27,20 @@ int main(int argc, char** argv) {
   gfp::cli::AddModuleMappingCommand(app, &exit_code);
   // CLI11 would take the argument after `--flag=` as the flag's value.
   const std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
+  // serve --log-format=json: its command-line errors are JSON lines too.
+  if (gfp::cli::ServeAsksForJson(args)) gfp::cli::UseLogFormat(gfp::LogFormat::kJson);
   if (const gfp::Status empty = gfp::cli::CheckNoEmptyValues(args); !empty.ok()) {
-    std::cerr << "error: " << empty.message() << "\n";
+    gfp::cli::ReportStartupError(empty.message());
     return 2;
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0 || gfp::cli::CurrentLogFormat() != gfp::LogFormat::kJson) {
+      return app.exit(e);  // --help and --version print to stdout
+    }
+    gfp::cli::ReportStartupError(e.what());
+    return e.get_exit_code();
   }
   return exit_code;
 }

@@ -156,6 +156,28 @@ TEST_F(LogFormatTest, StartupErrorsAreJsonOnceTheFormatIsKnown) {
   EXPECT_TRUE(r.status.exited && r.status.code == 2) << r.status.ToString();
   EXPECT_EQ(JsonLines(r.output).size(), 1u) << r.output;
 
+  // Command-line errors found before the flags are parsed, or by the parser itself.
+  const std::map<std::string, std::string> json_env = {{"GPU_FABRIC_LOG_FORMAT", "json"}};
+  for (const auto& [args, env] :
+       std::vector<std::pair<std::vector<std::string>, std::map<std::string, std::string>>>{
+           {ServeArgs({{"--log-format", "json"}, {"--no-such-flag", "1"}}), {}},
+           {ServeArgs({{"--journal", ""}}), json_env},
+           {ServeArgs({{"--log-level", "loud"}}), json_env}}) {
+    r = RunServe(args, env);
+    EXPECT_TRUE(r.status.exited && r.status.code != 0) << r.status.ToString();
+    lines = JsonLines(r.output);
+    ASSERT_EQ(lines.size(), 1u) << r.output;
+    EXPECT_EQ(lines[0]["level"], "error") << r.output;
+  }
+  EXPECT_NE(
+      JsonLines(RunServe(ServeArgs({{"--log-format", "json"}, {"--no-such-flag", "1"}})).output)[0]
+          .value("msg", "")
+          .find("--no-such-flag"),
+      std::string::npos);
+  r = RunServe(ServeArgs({{"--log-format", "text"}, {"--no-such-flag", "1"}}), json_env);
+  EXPECT_NE(r.output.find("--no-such-flag"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find('{'), std::string::npos) << "the command line wins: " << r.output;
+
   // An unknown format: said in text, naming the allowed values.
   r = RunServe(ServeArgs({{"--log-format", "xml"}}));
   EXPECT_TRUE(r.status.exited && r.status.code == 2) << r.status.ToString();
