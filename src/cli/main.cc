@@ -1,7 +1,4 @@
 // gpu-fabric-plugin: one binary, subcommands per SPEC §2.
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
@@ -11,23 +8,14 @@
 #include "cli/demo/demo_command.h"
 #include "cli/flag_values.h"
 #include "cli/journal_command.h"
+#include "cli/log_setup.h"
 #include "cli/module_mapping_command.h"
 #include "cli/serve_command.h"
 
-namespace {
-
-// Every log line of every subcommand goes to stderr (SPEC §2.1, docs/operations.md); stdout
-// carries only a command's real output (journal history, state, ...). spdlog's own default
-// logger writes to stdout, so it is replaced before anything can log.
-void LogToStderr() {
-  auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>("", std::move(sink)));
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  LogToStderr();
+  // Every log line of every subcommand goes to stderr (SPEC §2.1, docs/operations.md); stdout
+  // carries only a command's real output (journal history, state, ...).
+  gfp::cli::InstallLogging();
   CLI::App app{
       "gpu-fabric-plugin: KubeVirt GPU device plugin with NVIDIA Fabric Manager partitions"};
   app.require_subcommand(1);
@@ -39,14 +27,20 @@ int main(int argc, char** argv) {
   gfp::cli::AddModuleMappingCommand(app, &exit_code);
   // CLI11 would take the argument after `--flag=` as the flag's value.
   const std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
+  // serve --log-format=json: its command-line errors are JSON lines too.
+  if (gfp::cli::ServeAsksForJson(args)) gfp::cli::UseLogFormat(gfp::LogFormat::kJson);
   if (const gfp::Status empty = gfp::cli::CheckNoEmptyValues(args); !empty.ok()) {
-    std::cerr << "error: " << empty.message() << "\n";
+    gfp::cli::ReportStartupError(empty.message());
     return 2;
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0 || gfp::cli::CurrentLogFormat() != gfp::LogFormat::kJson) {
+      return app.exit(e);  // --help and --version print to stdout
+    }
+    gfp::cli::ReportStartupError(e.what());
+    return e.get_exit_code();
   }
   return exit_code;
 }

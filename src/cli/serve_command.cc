@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/flag_values.h"
+#include "cli/log_setup.h"
 #include "cli/serve_preflight.h"
 #include "plugin/service.h"
 
@@ -43,6 +44,7 @@ struct RawServeFlags {
   std::string release_grace = "30s";
   std::string log_level = "info";
   std::string node_labels_file;
+  std::string log_format = "text";
 };
 
 // Beyond these a value is a typo, and large ones used to overflow into nonsense (issue 8).
@@ -71,6 +73,8 @@ Result<plugin::ServeConfig> ToConfig(const RawServeFlags& raw) {
   }
   c.log_level = raw.log_level;
   c.node_labels_file = raw.node_labels_file;
+  GFP_ASSIGN_OR_RETURN(const LogFormat log_format, ParseLogFormat(raw.log_format));
+  c.log_format = log_format == LogFormat::kJson ? "json" : "text";
   if (const char* node = std::getenv("NODE_NAME")) c.node_name = node;
   return c;
 }
@@ -96,9 +100,11 @@ Result<plugin::ServeConfig> CheckedConfig(const RawServeFlags& raw,
 }
 
 int Serve(const RawServeFlags& raw, const std::vector<const CLI::Option*>& options) {
+  // The log format first: every later line, start-up errors too, is in it.
+  if (auto format = ParseLogFormat(raw.log_format); format.ok()) UseLogFormat(*format);
   auto config = CheckedConfig(raw, options);
   if (!config.ok()) {
-    std::cerr << "error: " << config.status().message() << "\n";
+    ReportStartupError(config.status().message());
     return 2;
   }
   spdlog::set_level(spdlog::level::from_str(config->log_level));
@@ -155,6 +161,8 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
                    "NFD local feature file kept up to date with the free partitions (needs "
                    "--fabric-manager; default: off)")
       ->envname("GPU_FABRIC_NODE_LABELS_FILE");
+  serve->add_option("--log-format", raw->log_format, "text or json (one JSON object per line)")
+      ->envname("GPU_FABRIC_LOG_FORMAT");
   std::vector<const CLI::Option*> options;
   for (const CLI::Option* option : serve->get_options()) options.push_back(option);
   serve->callback([raw, options, exit_code] { *exit_code = Serve(*raw, options); });

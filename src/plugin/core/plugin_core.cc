@@ -8,8 +8,10 @@
 #include "adapters/host/device_recheck.h"
 #include "adapters/host/pci_discovery.h"
 #include "adapters/host/vfio_nodes.h"
+#include "common/log_context.h"
 #include "common/strings.h"
 #include "common/text_escape.h"
+#include "plugin/core/log_scope.h"
 #include "plugin/core/log_text.h"
 #include "statemachine/event_codec.h"
 #include "statemachine/fm_codes.h"
@@ -108,6 +110,10 @@ Result<sm::Decision> PluginCore::ExecuteLogged(const sm::Command& command) {
   auto decision = engine_->Execute(command);
   if (!decision.ok()) return decision;
   for (const auto& event : decision->events) {
+    ScopedLogContext event_scope;
+    if (event.has_drift_detected() || spdlog::should_log(spdlog::level::debug)) {
+      AddEvent(event_scope, decision->state_after, event);
+    }
     if (event.has_drift_detected()) {
       spdlog::warn("drift found: {}", LogText(event.drift_detected().detail(), 512));
     } else if (spdlog::should_log(spdlog::level::debug)) {
@@ -121,13 +127,20 @@ Result<sm::Decision> PluginCore::ExecuteLogged(const sm::Command& command) {
 Result<PluginCore::SagaResult> PluginCore::RunSaga(const sm::Command& command) {
   GFP_ASSIGN_OR_RETURN(sm::Decision decision, ExecuteLogged(command));
   SagaResult result{decision.allocation_id, decision.refusal};
+  ScopedLogContext saga_scope;
+  AddAllocation(saga_scope, decision.state_after, decision.allocation_id);
   std::vector<sm::Effect> effects = decision.effects;
   for (std::size_t i = 0; i < effects.size(); ++i) {
     const sm::Effect effect = effects[i];
+    ScopedLogContext effect_scope;
+    if (effect.kind != sm::Effect::Kind::kSetActivatedPartitions) {
+      AddPartition(effect_scope, *engine_, effect.partition_id);
+    }
     events::FmResult outcome;
     if (fabric_) {
       const auto started = std::chrono::steady_clock::now();
       outcome = fabric_->Carry(effect);
+      effect_scope.FmCode(outcome.name());
       spdlog::debug("Fabric Manager {} {}: {} in {:.1f} ms", EffectName(effect.kind),
                     EffectTarget(effect), FmOutcomeText(outcome), MillisSince(started));
       result.fm_in_use |=
@@ -136,6 +149,7 @@ Result<PluginCore::SagaResult> PluginCore::RunSaga(const sm::Command& command) {
       outcome.set_code(-3);
       outcome.set_name("FM_ST_NOT_SUPPORTED");
       outcome.set_message("Fabric Manager management is disabled");
+      effect_scope.FmCode(outcome.name());
     }
     const sm::Command next = sm::OutcomeOf(effect, clock_(), outcome);
     // If this append fails the intent stays without an outcome: the next sync resolves it by
@@ -157,6 +171,8 @@ Result<PluginCore::SagaResult> PluginCore::RunSaga(const sm::Command& command) {
 
 void PluginCore::RecordConnection(bool connected, const std::string& reason,
                                   const events::FmResult& fm) {
+  ScopedLogContext fm_scope;
+  fm_scope.FmCode(fm.name());
   sm::ObserveFabricManagerConnection c;
   c.now = clock_();
   c.connected = connected;
@@ -252,6 +268,9 @@ bool PluginCore::ResolveInterrupted(const std::set<sm::PartitionId>& fm_active) 
   // and its journaling.
   for (const auto& outcome :
        sm::ResolvePendingIntents(engine_->CopyState(), fm_active, clock_(), interrupted_cause_)) {
+    ScopedLogContext intent_scope;
+    AddPartition(intent_scope, *engine_, outcome.partition_id);
+    intent_scope.FmCode(outcome.fm.name());
     auto resolved = RunSaga(outcome);
     if (!resolved.ok()) {
       ReportSyncProblem("cannot journal the resolution of the pending " +
@@ -324,12 +343,16 @@ void PluginCore::Reconcile(const std::vector<kubelet::ContainerDeviceAssignment>
   const sm::ReleaseTracker::Due due =
       release_tracker_.Observe(engine_->CopyState(), observed.containers, observed.now);
   for (const auto& id : due.newly_absent) {
+    ScopedLogContext allocation_scope;
+    AddAllocation(allocation_scope, *engine_, id);
     spdlog::debug(
         "{}: its devices are in no pod; release scheduled in {} ms unless a pod shows "
         "them again",
         id, config_.release_grace.count());
   }
   for (const auto& id : due.allocations) {
+    ScopedLogContext allocation_scope;
+    AddAllocation(allocation_scope, *engine_, id);
     spdlog::info("releasing {}: its devices were in no pod for {} ms", id,
                  config_.release_grace.count());
     sm::ReleaseAllocation release;
@@ -340,6 +363,8 @@ void PluginCore::Reconcile(const std::vector<kubelet::ContainerDeviceAssignment>
     if (!done.ok()) LogIfError(done.status(), "releasing an allocation");
   }
   for (const auto pid : due.orphan_partitions) {
+    ScopedLogContext partition_scope;
+    AddPartition(partition_scope, *engine_, pid);
     spdlog::info("releasing ownerless partition {}: no pod holds its GPUs", pid);
     auto done = RunSaga(sm::ReleaseOrphanPartition{clock_(), pid, "no pod holds its GPUs"});
     if (!done.ok()) LogIfError(done.status(), "releasing an ownerless partition");
@@ -501,8 +526,10 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
 
   // 4. Journal first, then Fabric Manager, then the answer.
   for (std::size_t i = 0; i < requests.size(); ++i) {
+    ScopedLogContext request_scope;
     requests[i].now = clock_();
     GFP_ASSIGN_OR_RETURN(SagaResult saga, RunSaga(requests[i]));
+    AddAllocation(request_scope, *engine_, saga.allocation_id);
     if (!saga.refusal.empty() && saga.fm_in_use) {
       // FM has an active partition the journal does not know yet (changed behind our back
       // since the last reconcile). Learn FM's state — the stranger is adopted — and try once
@@ -511,6 +538,7 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
       SyncFabricManagerLocked(false, {});
       requests[i].now = clock_();
       GFP_ASSIGN_OR_RETURN(saga, RunSaga(requests[i]));
+      AddAllocation(request_scope, *engine_, saga.allocation_id);
     }
     if (!saga.refusal.empty()) {
       return FailedPrecondition("container " + std::to_string(i) + ": " + saga.refusal);
@@ -530,6 +558,8 @@ Status PluginCore::PreStart(const std::string& resource, const std::vector<std::
                        "); cannot verify the partition of " +
                        EscapeAndTruncate(Join(devices), kMaxIdsText));
   }
+  ScopedLogContext prestart_scope;
+  AddAllocationOfDevices(prestart_scope, *engine_, devices);
   GFP_ASSIGN_OR_RETURN(SagaResult saga, RunSaga(sm::EnsurePartitionActive{clock_(), devices}));
   if (!saga.refusal.empty()) return FailedPrecondition(saga.refusal);
   return Status::Ok();
