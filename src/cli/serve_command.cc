@@ -10,6 +10,7 @@
 
 #include "cli/flag_values.h"
 #include "cli/serve_preflight.h"
+#include "plugin/metrics/metrics_address.h"
 #include "plugin/service.h"
 
 namespace gfp::cli {
@@ -42,6 +43,7 @@ struct RawServeFlags {
   std::string reconcile_interval = "5s";
   std::string release_grace = "30s";
   std::string log_level = "info";
+  std::string metrics_address;
 };
 
 // Beyond these a value is a typo, and large ones used to overflow into nonsense (issue 8).
@@ -69,6 +71,10 @@ Result<plugin::ServeConfig> ToConfig(const RawServeFlags& raw) {
     return InvalidArgument("--reconcile-interval must be greater than zero");
   }
   c.log_level = raw.log_level;
+  if (!raw.metrics_address.empty()) {
+    GFP_RETURN_IF_ERROR(plugin::metrics::ParseMetricsAddress(raw.metrics_address).status());
+    c.metrics_address = raw.metrics_address;
+  }
   if (const char* node = std::getenv("NODE_NAME")) c.node_name = node;
   return c;
 }
@@ -148,6 +154,10 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
       "how long devices must be unused before their partition is released (at most 720h)");
   serve->add_option("--log-level", raw->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  serve
+      ->add_option("--metrics-address", raw->metrics_address,
+                   "HOST:PORT or :PORT for /metrics, /healthz, /readyz (port 0: any free port)")
+      ->envname("GPU_FABRIC_METRICS_ADDRESS");
   std::vector<const CLI::Option*> options;
   for (const CLI::Option* option : serve->get_options()) options.push_back(option);
   serve->callback([raw, options, exit_code] { *exit_code = Serve(*raw, options); });

@@ -22,6 +22,7 @@ struct ServeConfig {
   std::chrono::milliseconds reconcile_interval{5000};
   std::chrono::milliseconds release_grace{30000};
   std::string log_level = "info";
+  std::string metrics_address;  // empty: no metrics endpoint (SPEC §8.1)
 
   // Not flags: tuning the tests and the demo use.
   std::chrono::milliseconds fm_call_deadline{4000};  // PreStart makes up to 4 calls: < 30 s

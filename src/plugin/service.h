@@ -10,6 +10,7 @@
 #include "common/status.h"
 #include "plugin/core/plugin_core.h"
 #include "plugin/grpc/resource_server.h"
+#include "plugin/metrics/serve_metrics.h"
 #include "plugin/serve_config.h"
 
 namespace gfp::plugin {
@@ -29,7 +30,8 @@ class Service {
   PluginCore& core() { return *core_; }
 
  private:
-  Service(ServeConfig config, std::unique_ptr<PluginCore> core);
+  Service(ServeConfig config, std::unique_ptr<metrics::ServeMetrics> metrics,
+          std::unique_ptr<PluginCore> core);
   void RestartServers(const std::string& reason);
   void RegisterPending();
   void ReconcileOnce();
@@ -37,6 +39,8 @@ class Service {
   void CheckpointIfIdle();
 
   ServeConfig config_;
+  std::unique_ptr<metrics::ServeMetrics>
+      metrics_;  // null without --metrics-address; outlives core_
   std::unique_ptr<PluginCore> core_;
   std::vector<std::unique_ptr<ResourceServer>> servers_;
   kubelet::PodResourcesClient pod_resources_;
