@@ -2,6 +2,8 @@
 // --metrics-address listener; the families and labels; counters, histograms and gauges moving
 // with an Allocate; readiness following FM and registration; a scrape answering while an
 // Allocate is stuck in a slow FM call.
+#include <sqlite3.h>
+
 #include <atomic>
 #include <future>
 #include <regex>
@@ -172,6 +174,27 @@ TEST_F(MetricsTest, ScrapesAnswerWhileAnAllocateIsStuckInASlowFabricManagerCall)
   }
   const auto done = allocation.get();
   EXPECT_TRUE(done.status.ok()) << Describe(done.status);
+}
+
+TEST_F(MetricsTest, JournalDamageFoundInTheBackgroundMakesReadyzFailAndShowsItsSeq) {
+  Prepare({});
+  StartServe(true, {{"--metrics-address", kLocalAnyPort}});
+  ASSERT_TRUE(serve_->Terminate().success());  // leaves a shutdown snapshot after seq 2
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(journal_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE events SET time_us = time_us + 1 WHERE seq = 2", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+
+  serve_ = Spawn(ServeArgs({{"--metrics-address", kLocalAnyPort}}), "serve-again");
+  const int port = WaitForMetricsPort("serve-again");
+  ASSERT_GT(port, 0);
+  const auto reply =
+      WaitForReply(port, "/readyz", 503, "journal damage at seq 2", std::chrono::seconds(20));
+  EXPECT_EQ(reply.body, "not ready: the background verification found journal damage at seq 2\n");
+  EXPECT_EQ(Scrape(port, "gpu_fabric_journal_first_damaged_seq"), 2);
+  EXPECT_EQ(HttpGet(port, "/healthz").status, 200) << "damage in old history stops nothing";
 }
 
 TEST_F(MetricsTest, BadAddressesAndAnAddressInUseAreStartUpErrors) {
