@@ -172,8 +172,13 @@ TEST_F(MetricsTest, ScrapesAnswerWhileAnAllocateIsStuckInASlowFabricManagerCall)
     EXPECT_EQ(allocation.wait_for(0s), std::future_status::timeout)
         << "the Allocate was not stuck in FM any more when " << path << " answered";
   }
+  // The serve loop waits for the same FM call (its reconciliation needs the operation lock):
+  // /healthz says so once 3 reconcile intervals (300 ms here) passed, and recovers after.
+  const auto stuck = WaitForReply(port, "/healthz", 503, "the serve loop last turned", 2s);
+  EXPECT_EQ(stuck.status, 503) << stuck.body;
   const auto done = allocation.get();
   EXPECT_TRUE(done.status.ok()) << Describe(done.status);
+  EXPECT_EQ(WaitForReply(port, "/healthz", 200).status, 200);
 }
 
 TEST_F(MetricsTest, JournalDamageFoundInTheBackgroundMakesReadyzFailAndShowsItsSeq) {
