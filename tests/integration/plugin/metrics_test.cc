@@ -151,6 +151,27 @@ TEST_F(MetricsTest, FailedPodResourcesListsAreCounted) {
       WaitUntil([&] { return Scrape(port, "gpu_fabric_pod_resources_errors_total") == 3; }, 10s));
 }
 
+TEST_F(MetricsTest, DriftAgainstFabricManagerIsCountedByKind) {
+  Prepare({});
+  StartServe(true, {{"--metrics-address", kLocalAnyPort}});
+  const int port = WaitForMetricsPort();
+  ASSERT_GT(port, 0);
+  const std::string elsewhere = "gpu_fabric_drift_total{kind=\"activated_elsewhere\"}";
+  const std::string lost = "gpu_fabric_drift_total{kind=\"lost\"}";
+  EXPECT_EQ(Scrape(port, elsewhere), 0);
+  EXPECT_EQ(Scrape(port, lost), 0);
+
+  const auto sizes = PartitionsOfSize(2);
+  ASSERT_GE(sizes.size(), 2u);
+  ASSERT_TRUE(fm_->ActivateDirectly(sizes[0]).ok());  // behind the plugin's back
+  EXPECT_TRUE(WaitUntil([&] { return Scrape(port, elsewhere) == 1; }, 10s));
+
+  auto allocated = Allocate({PartitionBdfs(sizes[1])});
+  ASSERT_TRUE(allocated.status.ok()) << Describe(allocated.status);
+  ASSERT_TRUE(fm_->DeactivateDirectly(sizes[1]).ok());  // FM "loses" the plugin's partition
+  EXPECT_TRUE(WaitUntil([&] { return Scrape(port, lost) >= 1; }, 10s));
+}
+
 TEST_F(MetricsTest, ScrapesAnswerWhileAnAllocateIsStuckInASlowFabricManagerCall) {
   Prepare({});
   StartServe(true, {{"--metrics-address", kLocalAnyPort}});
