@@ -10,6 +10,7 @@ packages=(
   libspdlog-dev libfmt-dev
   librapidcheck-dev libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libssl-dev libbenchmark-dev
+  prometheus-cpp-dev libcivetweb-dev
 )
 
 missing=()

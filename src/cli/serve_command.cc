@@ -11,6 +11,7 @@
 #include "cli/flag_values.h"
 #include "cli/log_setup.h"
 #include "cli/serve_preflight.h"
+#include "plugin/metrics/metrics_address.h"
 #include "plugin/service.h"
 
 namespace gfp::cli {
@@ -45,6 +46,7 @@ struct RawServeFlags {
   std::string log_level = "info";
   std::string node_labels_file;
   std::string log_format = "text";
+  std::string metrics_address;
 };
 
 // Beyond these a value is a typo, and large ones used to overflow into nonsense (issue 8).
@@ -75,6 +77,10 @@ Result<plugin::ServeConfig> ToConfig(const RawServeFlags& raw) {
   c.node_labels_file = raw.node_labels_file;
   GFP_ASSIGN_OR_RETURN(const LogFormat log_format, ParseLogFormat(raw.log_format));
   c.log_format = log_format == LogFormat::kJson ? "json" : "text";
+  if (!raw.metrics_address.empty()) {
+    GFP_RETURN_IF_ERROR(plugin::metrics::ParseMetricsAddress(raw.metrics_address).status());
+    c.metrics_address = raw.metrics_address;
+  }
   if (const char* node = std::getenv("NODE_NAME")) c.node_name = node;
   return c;
 }
@@ -163,6 +169,10 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
       ->envname("GPU_FABRIC_NODE_LABELS_FILE");
   serve->add_option("--log-format", raw->log_format, "text or json (one JSON object per line)")
       ->envname("GPU_FABRIC_LOG_FORMAT");
+  serve
+      ->add_option("--metrics-address", raw->metrics_address,
+                   "HOST:PORT or :PORT for /metrics, /healthz, /readyz (port 0: any free port)")
+      ->envname("GPU_FABRIC_METRICS_ADDRESS");
   std::vector<const CLI::Option*> options;
   for (const CLI::Option* option : serve->get_options()) options.push_back(option);
   serve->callback([raw, options, exit_code] { *exit_code = Serve(*raw, options); });

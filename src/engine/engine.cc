@@ -132,7 +132,12 @@ Result<sm::Decision> Engine::Execute(const sm::Command& command) {
   for (const auto& event : decision.events) {
     records.push_back({event.time_unix_micros(), sm::EventTypeName(event), sm::EncodeEvent(event)});
   }
+  const auto append_started = std::chrono::steady_clock::now();
   GFP_ASSIGN_OR_RETURN(std::uint64_t first_seq, journal_->Append(records));
+  if (append_observer_) {
+    append_observer_(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - append_started).count());
+  }
   for (std::size_t i = 0; i < decision.events.size(); ++i) {
     sm::Apply(state_, first_seq + i, decision.events[i]);
   }
@@ -151,6 +156,11 @@ Result<sm::Decision> Engine::Execute(const sm::Command& command) {
     SnapshotLocked().IgnoreError();
   }
   return decision;
+}
+
+void Engine::SetAppendObserver(std::function<void(double seconds)> observer) {
+  std::lock_guard lock(mu_);
+  append_observer_ = std::move(observer);
 }
 
 sm::State Engine::CopyState() const {

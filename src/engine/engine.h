@@ -84,6 +84,10 @@ class Engine {
   const RecoveryReport& recovery() const { return recovery_; }
   store::Journal& journal() { return *journal_; }
 
+  // Called with the duration of every durable append Execute makes (metrics); set it before
+  // other threads execute. Empty: none.
+  void SetAppendObserver(std::function<void(double seconds)> observer);
+
   // Writes a snapshot now (also done automatically every options.snapshot_every events).
   Status Snapshot();
 
@@ -106,6 +110,7 @@ class Engine {
   EngineOptions options_;
   RecoveryReport recovery_;
   std::uint64_t last_snapshot_seq_ = 0;
+  std::function<void(double seconds)> append_observer_;
   // Declared last: stopped (destroyed) before the journal it reads closes.
   std::unique_ptr<store::BackgroundVerifier> verifier_;
 };

@@ -55,12 +55,21 @@ bool WaitForVfioEvents(int fd, std::chrono::milliseconds timeout) {
 Result<std::unique_ptr<Service>> Service::Create(ServeConfig config, const std::string& version,
                                                  Clock clock) {
   kubelet::KeepGrpcInitialized();
+  std::unique_ptr<metrics::ServeMetrics> metrics;  // listening first: a busy port changes nothing
+  if (!config.metrics_address.empty()) {
+    GFP_ASSIGN_OR_RETURN(metrics, metrics::ServeMetrics::Start(config.metrics_address, version,
+                                                               config.reconcile_interval));
+  }
   GFP_ASSIGN_OR_RETURN(auto core, BuildCore(config, version, std::move(clock)));
-  return std::unique_ptr<Service>(new Service(std::move(config), std::move(core)));
+  if (metrics) metrics->Attach(*core);
+  return std::unique_ptr<Service>(
+      new Service(std::move(config), std::move(metrics), std::move(core)));
 }
 
-Service::Service(ServeConfig config, std::unique_ptr<PluginCore> core)
+Service::Service(ServeConfig config, std::unique_ptr<metrics::ServeMetrics> metrics,
+                 std::unique_ptr<PluginCore> core)
     : config_(std::move(config)),
+      metrics_(std::move(metrics)),
       core_(std::move(core)),
       pod_resources_(kubelet::PodResourcesClientOptions{config_.pod_resources_socket.string(),
                                                         std::chrono::milliseconds(10'000),
@@ -118,15 +127,21 @@ void Service::RegisterPending() {
 }
 
 void Service::ReconcileOnce() {
+  const auto started = Steady::now();
   auto listed = pod_resources_.List();
   if (!listed.ok()) {
+    if (metrics_) metrics_->registry().RecordPodResourcesError();
     // A failed List releases nothing; Fabric Manager is still kept in step.
     spdlog::warn("PodResources List failed, nothing released this round: {}",
                  LogText(listed.status().message(), 1024));
     core_->SyncFabricManager();
-    return;
+  } else {
+    core_->Reconcile(*listed);
   }
-  core_->Reconcile(*listed);
+  if (metrics_) {
+    metrics_->registry().RecordReconcile(
+        std::chrono::duration<double>(Steady::now() - started).count());
+  }
 }
 
 void Service::CheckpointIfIdle() {
@@ -195,6 +210,7 @@ Status Service::Run(const std::atomic<bool>& stop) {
     // Journal: keep the history in the main file, not only in the -wal.
     CheckpointIfIdle();
     UpdateNodeLabels();
+    if (metrics_) metrics_->LoopTurned(*core_, servers_);  // metrics: gauges, probes
   }
   spdlog::info("stopping: active partitions are left as they are");
   core_->engine().StopBackgroundVerification();  // journal

@@ -11,6 +11,7 @@
 #include "plugin/core/plugin_core.h"
 #include "plugin/grpc/resource_server.h"
 #include "plugin/labels/node_labels_file.h"
+#include "plugin/metrics/serve_metrics.h"
 #include "plugin/serve_config.h"
 
 namespace gfp::plugin {
@@ -30,7 +31,8 @@ class Service {
   PluginCore& core() { return *core_; }
 
  private:
-  Service(ServeConfig config, std::unique_ptr<PluginCore> core);
+  Service(ServeConfig config, std::unique_ptr<metrics::ServeMetrics> metrics,
+          std::unique_ptr<PluginCore> core);
   void RestartServers(const std::string& reason);
   void RegisterPending();
   void ReconcileOnce();
@@ -40,6 +42,8 @@ class Service {
   void UpdateNodeLabels();
 
   ServeConfig config_;
+  std::unique_ptr<metrics::ServeMetrics>
+      metrics_;  // null without --metrics-address; outlives core_
   std::unique_ptr<PluginCore> core_;
   std::vector<std::unique_ptr<ResourceServer>> servers_;
   kubelet::PodResourcesClient pod_resources_;

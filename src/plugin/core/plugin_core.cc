@@ -13,6 +13,7 @@
 #include "common/text_escape.h"
 #include "plugin/core/log_scope.h"
 #include "plugin/core/log_text.h"
+#include "plugin/metrics/metrics_registry.h"
 #include "statemachine/event_codec.h"
 #include "statemachine/fm_codes.h"
 #include "statemachine/preferred.h"
@@ -48,6 +49,28 @@ std::string FmOutcomeText(const events::FmResult& fm) {
   std::string text = fm.name().empty() ? "code " + std::to_string(fm.code()) : fm.name();
   if (!fm.message().empty()) text += " (" + LogText(fm.message(), 256) + ")";
   return text;
+}
+
+// Metrics: one FM call that changes partitions.
+void RecordPartitionOperation(metrics::MetricsRegistry* m, sm::Effect::Kind kind,
+                              const events::FmResult& fm) {
+  if (!m) return;
+  using Op = metrics::PartitionOperation;
+  const Op op = kind == sm::Effect::Kind::kActivatePartition     ? Op::kActivate
+                : kind == sm::Effect::Kind::kDeactivatePartition ? Op::kDeactivate
+                                                                 : Op::kResync;
+  m->RecordPartitionOperation(op, fm.code() == sm::kFmSuccess,
+                              fm.name().empty() ? "code " + std::to_string(fm.code()) : fm.name());
+}
+
+// Metrics: drift found against FM.
+void RecordDrift(metrics::MetricsRegistry* m, const events::DriftDetected& drift) {
+  if (!m) return;
+  if (drift.kind() == events::DriftDetected::KIND_ACTIVE_IN_FM_ONLY) {
+    m->RecordDrift(metrics::DriftKind::kActivatedElsewhere);
+  } else if (drift.kind() == events::DriftDetected::KIND_ACTIVE_IN_JOURNAL_ONLY) {
+    m->RecordDrift(metrics::DriftKind::kLost);
+  }
 }
 
 double MillisSince(std::chrono::steady_clock::time_point start) {
@@ -115,6 +138,7 @@ Result<sm::Decision> PluginCore::ExecuteLogged(const sm::Command& command) {
       AddEvent(event_scope, decision->state_after, event);
     }
     if (event.has_drift_detected()) {
+      RecordDrift(metrics(), event.drift_detected());
       spdlog::warn("drift found: {}", LogText(event.drift_detected().detail(), 512));
     } else if (spdlog::should_log(spdlog::level::debug)) {
       spdlog::debug("journaled {}: {}", sm::EventTypeName(event),
@@ -141,6 +165,7 @@ Result<PluginCore::SagaResult> PluginCore::RunSaga(const sm::Command& command) {
       const auto started = std::chrono::steady_clock::now();
       outcome = fabric_->Carry(effect);
       effect_scope.FmCode(outcome.name());
+      RecordPartitionOperation(metrics(), effect.kind, outcome);
       spdlog::debug("Fabric Manager {} {}: {} in {:.1f} ms", EffectName(effect.kind),
                     EffectTarget(effect), FmOutcomeText(outcome), MillisSince(started));
       result.fm_in_use |=

@@ -32,6 +32,10 @@
 
 namespace gfp::plugin {
 
+namespace metrics {
+class MetricsRegistry;
+}  // namespace metrics
+
 using Clock = std::function<sm::Micros()>;
 sm::Micros SystemClock();
 
@@ -91,6 +95,12 @@ class PluginCore {
   engine::Engine& engine() { return *engine_; }
   FabricLink* fabric() { return fabric_.get(); }
 
+  // Metrics (SPEC §8.1): set once before serving; null when --metrics-address is off.
+  void SetMetrics(metrics::MetricsRegistry* metrics) { metrics_.store(metrics); }
+  metrics::MetricsRegistry* metrics() const { return metrics_.load(); }
+  bool fabric_manager_usable() const { return fm_usable_.load(); }
+  std::string fabric_manager_problem() const { return FabricManagerProblem(); }
+
  private:
   struct SagaResult {
     sm::AllocationId allocation_id;
@@ -140,6 +150,7 @@ class PluginCore {
   mutable std::mutex change_mu_;
   mutable std::condition_variable change_cv_;
   std::uint64_t version_ = 1;
+  std::atomic<metrics::MetricsRegistry*> metrics_{nullptr};
 };
 
 }  // namespace gfp::plugin

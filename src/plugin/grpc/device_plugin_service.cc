@@ -5,6 +5,7 @@
 #include "common/strings.h"
 #include "common/text_escape.h"
 #include "plugin/core/log_text.h"
+#include "plugin/metrics/metrics_registry.h"
 
 namespace gfp::plugin {
 namespace {
@@ -155,6 +156,11 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
   }
   const auto started = std::chrono::steady_clock::now();
   auto allocated = core_.Allocate(resource_, containers);
+  if (auto* metrics = core_.metrics()) {
+    metrics->RecordAllocate(
+        resource_, containers.size(), allocated.ok(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
   if (spdlog::should_log(spdlog::level::debug)) {
     std::string requested;
     for (const auto& ids : containers) requested += (requested.empty() ? "" : " ") + IdsText(ids);

@@ -1,0 +1,71 @@
+#include "plugin/metrics/core_gauges.h"
+
+#include "statemachine/free_partitions.h"
+
+namespace gfp::plugin::metrics {
+namespace {
+
+std::uint64_t FirstDamagedSeq(PluginCore& core) {
+  const store::BackgroundVerifier* verifier = core.engine().background_verification();
+  return verifier ? verifier->first_damaged_seq() : 0;
+}
+
+}  // namespace
+
+GaugeValues CollectGauges(PluginCore& core) {
+  GaugeValues values;
+  for (const auto& resource : core.inventory().resources) {
+    ResourceDeviceCount count{resource.naming.resource_name, 0, 0};
+    for (const DeviceView& device : core.Devices(resource.naming.resource_name)) {
+      ++(device.healthy ? count.healthy : count.unhealthy);
+    }
+    values.devices.push_back(std::move(count));
+  }
+  core.engine().Read([&](const sm::State& s) {
+    values.partitions_active = s.active.size();
+    values.partitions_free = sm::FreePartitionsBySize(s);
+    values.journal_last_seq = s.last_seq;
+    values.fabric_manager_up =
+        core.fabric_managed() && s.fm_connected && core.fabric_manager_usable();
+    return 0;
+  });
+  values.journal_first_damaged_seq = FirstDamagedSeq(core);
+  return values;
+}
+
+ReadinessInputs CollectReadiness(PluginCore& core,
+                                 const std::vector<std::unique_ptr<ResourceServer>>& servers) {
+  ReadinessInputs inputs;
+  for (const auto& server : servers) {
+    if (!server->registered())
+      inputs.unregistered_resources.push_back(server->naming().resource_name);
+  }
+  if (servers.empty()) inputs.unregistered_resources.push_back("(serving has not started)");
+  inputs.fabric_manager_enabled = core.fabric_managed();
+  inputs.fabric_manager_usable = core.fabric_manager_usable();
+  if (!inputs.fabric_manager_usable) inputs.fabric_manager_problem = core.fabric_manager_problem();
+  inputs.first_damaged_seq = FirstDamagedSeq(core);
+  return inputs;
+}
+
+void CorePublisher::PublishIfChanged(PluginCore& core,
+                                     const std::vector<std::unique_ptr<ResourceServer>>& servers) {
+  std::string not_ready = NotReadyReason(CollectReadiness(core, servers));
+  if (not_ready != not_ready_ || !published_) {
+    probes_.SetNotReadyReason(not_ready);
+    not_ready_ = std::move(not_ready);
+  }
+  const std::uint64_t version = core.version();
+  const std::uint64_t last_seq = core.engine().Read([](const sm::State& s) { return s.last_seq; });
+  const std::uint64_t damaged = FirstDamagedSeq(core);
+  if (published_ && version == version_ && last_seq == last_seq_ && damaged == first_damaged_seq_) {
+    return;
+  }
+  registry_.Publish(CollectGauges(core));
+  published_ = true;
+  version_ = version;
+  last_seq_ = last_seq;
+  first_damaged_seq_ = damaged;
+}
+
+}  // namespace gfp::plugin::metrics

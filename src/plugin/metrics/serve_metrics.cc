@@ -1,0 +1,32 @@
+#include "plugin/metrics/serve_metrics.h"
+
+namespace gfp::plugin::metrics {
+
+ServeMetrics::ServeMetrics(const std::string& version, std::chrono::milliseconds reconcile_interval)
+    : registry_(version),
+      probes_(reconcile_interval, ProbeState::Steady::now()),
+      publisher_(registry_, probes_) {}
+
+Result<std::unique_ptr<ServeMetrics>> ServeMetrics::Start(
+    const std::string& address, const std::string& version,
+    std::chrono::milliseconds reconcile_interval) {
+  GFP_ASSIGN_OR_RETURN(const MetricsAddress parsed, ParseMetricsAddress(address));
+  std::unique_ptr<ServeMetrics> metrics(new ServeMetrics(version, reconcile_interval));
+  GFP_ASSIGN_OR_RETURN(metrics->endpoint_,
+                       HttpEndpoint::Start(parsed, address, metrics->registry_, metrics->probes_));
+  return metrics;
+}
+
+void ServeMetrics::Attach(PluginCore& core) {
+  core.SetMetrics(&registry_);
+  core.engine().SetAppendObserver(
+      [registry = &registry_](double seconds) { registry->RecordJournalAppend(seconds); });
+}
+
+void ServeMetrics::LoopTurned(PluginCore& core,
+                              const std::vector<std::unique_ptr<ResourceServer>>& servers) {
+  probes_.LoopTurned(ProbeState::Steady::now());
+  publisher_.PublishIfChanged(core, servers);
+}
+
+}  // namespace gfp::plugin::metrics

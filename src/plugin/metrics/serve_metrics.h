@@ -1,0 +1,48 @@
+// Everything --metrics-address adds to `serve`, in one object the Service holds (null when the
+// flag is off): the registry, the probe state, the HTTP listener and the publisher the serve
+// loop calls once per turn.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "plugin/core/plugin_core.h"
+#include "plugin/grpc/resource_server.h"
+#include "plugin/metrics/core_gauges.h"
+#include "plugin/metrics/http_endpoint.h"
+#include "plugin/metrics/metrics_registry.h"
+#include "plugin/metrics/probe_state.h"
+
+namespace gfp::plugin::metrics {
+
+class ServeMetrics {
+ public:
+  // Parses `address` (the flag value) and listens on it. Called before the journal is opened,
+  // so an address in use refuses the start without side effects.
+  static Result<std::unique_ptr<ServeMetrics>> Start(const std::string& address,
+                                                     const std::string& version,
+                                                     std::chrono::milliseconds reconcile_interval);
+
+  // Hooks the core's recording points (Allocate, FM calls, drift, journal appends) to the
+  // registry. The core must not outlive this object.
+  void Attach(PluginCore& core);
+
+  // Once per serve-loop turn: the loop is alive, and gauges/readiness when they changed.
+  void LoopTurned(PluginCore& core, const std::vector<std::unique_ptr<ResourceServer>>& servers);
+
+  MetricsRegistry& registry() { return registry_; }
+  int port() const { return endpoint_ ? endpoint_->port() : 0; }
+
+ private:
+  ServeMetrics(const std::string& version, std::chrono::milliseconds reconcile_interval);
+
+  MetricsRegistry registry_;
+  ProbeState probes_;
+  CorePublisher publisher_;
+  std::unique_ptr<HttpEndpoint> endpoint_;  // last: stopped before what it reads
+};
+
+}  // namespace gfp::plugin::metrics
