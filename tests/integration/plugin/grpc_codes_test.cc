@@ -3,6 +3,9 @@
 // Fabric Manager not usable UNAVAILABLE, an FM refusal its code's category, a journal that
 // cannot be written INTERNAL (RESOURCE_EXHAUSTED when full). The messages stay as they were.
 #include <sqlite3.h>
+#include <sys/mount.h>
+
+#include <fstream>
 
 #include "integration/plugin/serve_fixture.h"
 
@@ -72,9 +75,10 @@ TEST_F(GrpcCodesTest, FabricManagerRefusalHasItsCodesCategory) {
   ASSERT_TRUE(fm_->InjectFailure("fmActivateFabricPartition", -2 /* FM_ST_GENERIC_ERROR */).ok());
   ExpectCode(Allocate({PartitionBdfs(1)}), grpc::StatusCode::INTERNAL, "FM_ST_GENERIC_ERROR",
              "FM_ST_GENERIC_ERROR");
-  ASSERT_TRUE(fm_->InjectFailure("fmActivateFabricPartition", -9 /* CONNECTION_NOT_VALID */).ok());
-  ExpectCode(Allocate({PartitionBdfs(1)}), grpc::StatusCode::UNAVAILABLE,
-             "FM_ST_CONNECTION_NOT_VALID", "FM_ST_CONNECTION_NOT_VALID");
+  // (CONNECTION_NOT_VALID is retried by the FM client itself; NOT_READY is not.)
+  ASSERT_TRUE(fm_->InjectFailure("fmActivateFabricPartition", -22 /* FM_ST_NOT_READY */).ok());
+  ExpectCode(Allocate({PartitionBdfs(1)}), grpc::StatusCode::UNAVAILABLE, "FM_ST_NOT_READY",
+             "FM_ST_NOT_READY");
   auto retried = Allocate({PartitionBdfs(1)});
   EXPECT_TRUE(retried.ok()) << Describe(retried.status);
 }
@@ -93,6 +97,46 @@ TEST_F(GrpcCodesTest, JournalThatCannotBeWrittenIsInternal) {
   sqlite3_close(db);
   ExpectCode(refused, grpc::StatusCode::INTERNAL, journal_.string(), "journal locked");
   EXPECT_TRUE(ActivePartitions().empty());
+  auto retried = Allocate({PartitionBdfs(1)});
+  EXPECT_TRUE(retried.ok()) << Describe(retried.status);
+  ExpectJournalVerifies();
+}
+
+// A full disk: the journal lives on a small tmpfs that is then filled up. The append fails with
+// SQLITE_FULL, which kubelet sees as RESOURCE_EXHAUSTED (an operator frees space). Needs root
+// with mount permission.
+class FullDiskTest : public GrpcCodesTest {
+ protected:
+  void TearDown() override {
+    GrpcCodesTest::TearDown();  // stops serve before the file system goes away
+    if (mounted_) ::umount2(mount_.c_str(), MNT_DETACH);
+  }
+  bool MountSmallDisk() {
+    mount_ = dir() / "small-disk";
+    std::filesystem::create_directories(mount_);
+    mounted_ = ::mount("tmpfs", mount_.c_str(), "tmpfs", 0, "size=4m") == 0;
+    return mounted_;
+  }
+  // Writes a file until the disk refuses more.
+  void FillDisk() {
+    std::ofstream filler(mount_ / "filler", std::ios::binary);
+    const std::string block(64 * 1024, 'x');
+    for (int i = 0; i < 1024 && filler.write(block.data(), block.size()); ++i) filler.flush();
+  }
+  std::filesystem::path mount_;
+  bool mounted_ = false;
+};
+
+TEST_F(FullDiskTest, FullJournalDiskIsResourceExhausted) {
+  Prepare({});
+  if (!MountSmallDisk()) GTEST_SKIP() << "needs root with mount permission";
+  journal_ = mount_ / "journal.db";
+  StartServe();
+  FillDisk();
+  ExpectCode(Allocate({PartitionBdfs(1)}), grpc::StatusCode::RESOURCE_EXHAUSTED, journal_.string(),
+             "full disk");
+  EXPECT_TRUE(ActivePartitions().empty());
+  std::filesystem::remove(mount_ / "filler");
   auto retried = Allocate({PartitionBdfs(1)});
   EXPECT_TRUE(retried.ok()) << Describe(retried.status);
   ExpectJournalVerifies();
