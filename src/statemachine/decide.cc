@@ -47,10 +47,12 @@ struct Refusal {
 Refusal InvalidRequest(std::string text) { return {RefusalKind::kInvalidRequest, std::move(text)}; }
 Refusal NotServable(std::string text) { return {RefusalKind::kNotServable, std::move(text)}; }
 
-// A refusal that carries Fabric Manager's answer.
+// A refusal that carries Fabric Manager's answer; recovery's "not applied" is no answer.
+RefusalKind FmRefusalKind(const events::FmResult& fm) {
+  return RecoveredNotApplied(fm) ? RefusalKind::kInterrupted : RefusalKind::kFabricManagerRefused;
+}
 Refusal FmRefusal(const events::FmResult& fm, std::string text) {
-  if (RecoveredNotApplied(fm)) return {RefusalKind::kInterrupted, std::move(text)};
-  return {RefusalKind::kFabricManagerRefused, std::move(text)};
+  return {FmRefusalKind(fm), std::move(text)};
 }
 
 // Accumulates a decision. Every event is applied to a scratch copy of the state as it is added,
@@ -368,7 +370,7 @@ void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
     *failed.mutable_fm() = o.fm;
     GFP_EMIT(b, partition_deactivation_failed, failed);
     if (requested_allocation()) {
-      RejectAllocation(b, for_allocation, FmRefusal(o.fm, "").kind,
+      RejectAllocation(b, for_allocation, FmRefusalKind(o.fm),
                        "could not deactivate stale partition " + std::to_string(o.partition_id) +
                            ": " + FmText(o.fm) +
                            (o.fm.message().empty() ? "" : " (" + o.fm.message() + ")"),
@@ -407,7 +409,7 @@ void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
                           std::to_string(o.partition_id) + ": " + FmText(o.fm) +
                           (o.fm.message().empty() ? "" : " (" + o.fm.message() + ")");
   if (requested_allocation()) {
-    RejectAllocation(b, for_allocation, FmRefusal(o.fm, "").kind, why, &o.fm);
+    RejectAllocation(b, for_allocation, FmRefusalKind(o.fm), why, &o.fm);
   } else {
     b.Refuse(FmRefusal(o.fm, why), o.fm.code());
   }
