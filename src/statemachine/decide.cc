@@ -8,6 +8,7 @@
 #include "common/text_escape.h"
 #include "statemachine/apply.h"
 #include "statemachine/fm_codes.h"
+#include "statemachine/recovery.h"
 
 namespace gfp::sm {
 namespace {
@@ -32,6 +33,28 @@ std::string FmText(const events::FmResult& fm) {
   return fm.name().empty() ? "FM code " + std::to_string(fm.code()) : fm.name();
 }
 
+// Fabric Manager answered the call with `code` (a recovered result is no answer).
+bool FmAnswered(const events::FmResult& fm, int code) {
+  return !RecoveredNotApplied(fm) && fm.code() == code;
+}
+
+// Why a request cannot go on, and what kind of reason it is; empty text when it can.
+struct Refusal {
+  RefusalKind kind = RefusalKind::kNone;
+  std::string text;
+};
+
+Refusal InvalidRequest(std::string text) { return {RefusalKind::kInvalidRequest, std::move(text)}; }
+Refusal NotServable(std::string text) { return {RefusalKind::kNotServable, std::move(text)}; }
+
+// A refusal that carries Fabric Manager's answer; recovery's "not applied" is no answer.
+RefusalKind FmRefusalKind(const events::FmResult& fm) {
+  return RecoveredNotApplied(fm) ? RefusalKind::kInterrupted : RefusalKind::kFabricManagerRefused;
+}
+Refusal FmRefusal(const events::FmResult& fm, std::string text) {
+  return {FmRefusalKind(fm), std::move(text)};
+}
+
 // Accumulates a decision. Every event is applied to a scratch copy of the state as it is added,
 // so later steps of the same decision see the effect of earlier ones.
 class Builder {
@@ -50,7 +73,11 @@ class Builder {
   }
 
   void Effect(const sm::Effect& effect) { decision_.effects.push_back(effect); }
-  void Refuse(std::string why) { decision_.refusal = std::move(why); }
+  void Refuse(Refusal why, int fm_return = 0) {
+    decision_.refusal = std::move(why.text);
+    decision_.refusal_kind = why.kind;
+    decision_.refusal_fm_code = why.kind == RefusalKind::kFabricManagerRefused ? fm_return : 0;
+  }
   void SetAllocation(const AllocationId& id) { decision_.allocation_id = id; }
   Decision Take() {
     decision_.state_after = std::move(scratch_);
@@ -67,15 +94,16 @@ class Builder {
 
 // `reason` may carry outside text (IDs, FM strings): it is escaped and cut, in the journal and in
 // the refusal alike. `journal_note` is added to the journaled reason only.
-void RejectAllocation(Builder& b, const AllocationId& id, const std::string& reason,
-                      const events::FmResult* fm = nullptr, const std::string& journal_note = "") {
+void RejectAllocation(Builder& b, const AllocationId& id, RefusalKind kind,
+                      const std::string& reason, const events::FmResult* fm = nullptr,
+                      const std::string& journal_note = "") {
   const std::string safe = EscapeAndTruncate(reason, kMaxReasonBytes);
   events::AllocationRejected rejected;
   rejected.set_allocation_id(id);
   rejected.set_reason(safe + journal_note);
   if (fm) *rejected.mutable_fm() = *fm;
   GFP_EMIT(b, allocation_rejected, rejected);
-  b.Refuse(safe);
+  b.Refuse({kind, safe}, fm ? fm->code() : 0);
 }
 
 void Grant(Builder& b, const AllocationId& id, std::optional<PartitionId> partition) {
@@ -123,7 +151,7 @@ void ContinueAllocation(Builder& b, const AllocationId& id) {
   auto target = PartitionWithExactDevices(s, a.devices);
   if (!target) {
     RejectAllocation(
-        b, id,
+        b, id, RefusalKind::kNotServable,
         "devices " + Join(a.devices) + " no longer form one partition of the Fabric Manager table");
     return;
   }
@@ -131,7 +159,7 @@ void ContinueAllocation(Builder& b, const AllocationId& id) {
   for (PartitionId stale : ActivePartitionsOverlapping(s, gpus)) {
     if (stale == *target) continue;
     if (auto pending = s.intents.find(stale); pending != s.intents.end()) {
-      RejectAllocation(b, id, PendingText(pending->second, stale));
+      RejectAllocation(b, id, RefusalKind::kNotServable, PendingText(pending->second, stale));
       return;
     }
     RequestDeactivation(b, stale, "stale: its GPUs were allocated again by kubelet (" + id + ")",
@@ -144,24 +172,32 @@ void ContinueAllocation(Builder& b, const AllocationId& id) {
     return;
   }
   if (auto pending = s.intents.find(*target); pending != s.intents.end()) {
-    RejectAllocation(b, id, PendingText(pending->second, *target));
+    RejectAllocation(b, id, RefusalKind::kNotServable, PendingText(pending->second, *target));
     return;
   }
   RequestActivation(b, *target, id, "allocation " + id);
 }
 
-// Why `devices` cannot be allocated with Fabric Manager; empty when they can.
-std::string FabricManagerRefusal(const State& s, const std::vector<std::string>& devices) {
-  if (!s.fm_connected) return "Fabric Manager is not connected; refusing to allocate without it";
-  if (s.partitions.empty()) return "the Fabric Manager partition table is not known yet";
+// Why `devices` cannot be allocated with Fabric Manager; empty text when they can.
+Refusal FabricManagerRefusal(const State& s, const std::vector<std::string>& devices) {
+  if (!s.fm_connected) {
+    return {RefusalKind::kFabricManagerUnusable,
+            "Fabric Manager is not connected; refusing to allocate without it"};
+  }
+  if (s.partitions.empty()) {
+    return {RefusalKind::kFabricManagerUnusable,
+            "the Fabric Manager partition table is not known yet"};
+  }
   for (const auto& bdf : devices) {
-    if (!s.module_of_bdf.count(bdf)) return "GPU " + bdf + " has no module id in the mapping";
+    if (!s.module_of_bdf.count(bdf)) {
+      return NotServable("GPU " + bdf + " has no module id in the mapping");
+    }
   }
   const auto unknown = GpusWithModulesUnknownToFabricManager(s);
   for (const auto& bdf : devices) {
     if (auto it = unknown.find(bdf); it != unknown.end()) {
-      return "GPU " + bdf + " is mapped to module " + std::to_string(it->second) +
-             ", which Fabric Manager's partition table does not have";
+      return NotServable("GPU " + bdf + " is mapped to module " + std::to_string(it->second) +
+                         ", which Fabric Manager's partition table does not have");
     }
   }
   auto target = PartitionWithExactDevices(s, devices);
@@ -182,43 +218,45 @@ std::string FabricManagerRefusal(const State& s, const std::vector<std::string>&
       why << "; partitions of " << devices.size() << " GPUs: ";
       for (std::size_t i = 0; i < same_size.size(); ++i) why << (i ? " " : "") << same_size[i];
     }
-    return why.str();
+    return NotServable(why.str());
   }
   const PartitionState& p = s.partitions.at(*target);
   if (p.degraded()) {
-    return "partition " + std::to_string(p.id) + " is degraded (" +
-           std::to_string(p.nvlinks_available) + "/" + std::to_string(p.max_nvlinks) + " NVLinks" +
-           (p.unsupported ? ", unsupported by Fabric Manager" : "") + ")";
+    return NotServable("partition " + std::to_string(p.id) + " is degraded (" +
+                       std::to_string(p.nvlinks_available) + "/" + std::to_string(p.max_nvlinks) +
+                       " NVLinks" + (p.unsupported ? ", unsupported by Fabric Manager" : "") + ")");
   }
-  return "";
+  return {};
 }
 
-std::string ValidateRequest(const State& s, const RequestAllocation& r) {
-  if (r.device_ids.empty()) return "empty allocation request for " + r.resource;
+Refusal ValidateRequest(const State& s, const RequestAllocation& r) {
+  if (r.device_ids.empty()) return InvalidRequest("empty allocation request for " + r.resource);
   std::set<std::string> seen;
   for (const auto& id : r.device_ids) {
-    if (id.empty()) return "empty device id in request for " + r.resource;
+    if (id.empty()) return InvalidRequest("empty device id in request for " + r.resource);
     if (id.size() > kMaxDeviceIdLength) {
-      return "device id \"" + id.substr(0, kMaxDeviceIdLength) + "...\" is longer than " +
-             std::to_string(kMaxDeviceIdLength) + " characters";
+      return InvalidRequest("device id \"" + id.substr(0, kMaxDeviceIdLength) +
+                            "...\" is longer than " + std::to_string(kMaxDeviceIdLength) +
+                            " characters");
     }
     for (unsigned char c : id) {
       if (c == '/' || c == '\\' || c < 0x21 || c > 0x7e) {
-        return "device id \"" + id + "\" contains a path or control character";
+        return InvalidRequest("device id \"" + id + "\" contains a path or control character");
       }
     }
-    if (id == "." || id == "..") return "device id \"" + id + "\" is not a device";
-    if (!seen.insert(id).second) return "device " + id + " is requested twice";
+    if (id == "." || id == "..") return InvalidRequest("device id \"" + id + "\" is not a device");
+    if (!seen.insert(id).second) return InvalidRequest("device " + id + " is requested twice");
     auto device = s.devices.find(id);
-    if (device == s.devices.end()) return "unknown device " + id;
+    if (device == s.devices.end()) return InvalidRequest("unknown device " + id);
     if (device->second.resource != r.resource) {
-      return "device " + id + " belongs to " + device->second.resource + ", not " + r.resource;
+      return InvalidRequest("device " + id + " belongs to " + device->second.resource + ", not " +
+                            r.resource);
     }
     if (!device->second.healthy) {
-      return "device " + id + " is unhealthy: " + device->second.unhealthy_reason;
+      return NotServable("device " + id + " is unhealthy: " + device->second.unhealthy_reason);
     }
   }
-  return "";
+  return {};
 }
 
 // The request as journaled: every ID when it is accepted (they are then valid device IDs); the
@@ -242,17 +280,17 @@ std::size_t RequestedEvent(const AllocationId& id, const RequestAllocation& r, b
 void DecideRequest(Builder& b, const RequestAllocation& r) {
   const AllocationId id = AllocationIdFor(b.state().next_allocation_number);
   b.SetAllocation(id);
-  std::string refusal = ValidateRequest(b.state(), r);
-  if (refusal.empty() && b.state().fm_enabled)
+  Refusal refusal = ValidateRequest(b.state(), r);
+  if (refusal.text.empty() && b.state().fm_enabled)
     refusal = FabricManagerRefusal(b.state(), r.device_ids);
 
   events::AllocationRequested requested;
-  const std::size_t omitted = RequestedEvent(id, r, !refusal.empty(), requested);
+  const std::size_t omitted = RequestedEvent(id, r, !refusal.text.empty(), requested);
   GFP_EMIT(b, allocation_requested, requested);
-  if (!refusal.empty()) {
+  if (!refusal.text.empty()) {
     const std::string note =
         omitted ? " (… and " + std::to_string(omitted) + " more IDs not journaled)" : "";
-    RejectAllocation(b, id, refusal, nullptr, note);
+    RejectAllocation(b, id, refusal.kind, refusal.text, nullptr, note);
     return;
   }
 
@@ -300,8 +338,8 @@ void DecideRequest(Builder& b, const RequestAllocation& r) {
 void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
   auto pending = b.state().intents.find(o.partition_id);
   if (pending == b.state().intents.end() || pending->second.kind != o.kind) {
-    b.Refuse("no pending " + std::string(IntentKindName(o.kind)) + " for partition " +
-             std::to_string(o.partition_id));
+    b.Refuse(NotServable("no pending " + std::string(IntentKindName(o.kind)) + " for partition " +
+                         std::to_string(o.partition_id)));
     return;
   }
   const AllocationId for_allocation = pending->second.allocation_id;
@@ -312,14 +350,15 @@ void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
   b.SetAllocation(for_allocation);
 
   if (o.kind == IntentKind::kDeactivate) {
-    if (o.fm.code() == kFmSuccess || o.fm.code() == kFmUninitialized) {
+    if (FmCallSucceeded(o.fm) || FmAnswered(o.fm, fm_code::kUninitialized)) {
       events::PartitionDeactivated done;
       done.set_partition_id(o.partition_id);
-      done.set_was_already_inactive(o.fm.code() == kFmUninitialized);
+      done.set_was_already_inactive(FmAnswered(o.fm, fm_code::kUninitialized));
       GFP_EMIT(b, partition_deactivated, done);
       if (requested_allocation()) {
         if (o.interrupted) {
-          RejectAllocation(b, for_allocation, InterruptedText(o.interrupted_cause));
+          RejectAllocation(b, for_allocation, RefusalKind::kInterrupted,
+                           InterruptedText(o.interrupted_cause));
         } else {
           ContinueAllocation(b, for_allocation);
         }
@@ -331,19 +370,20 @@ void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
     *failed.mutable_fm() = o.fm;
     GFP_EMIT(b, partition_deactivation_failed, failed);
     if (requested_allocation()) {
-      RejectAllocation(b, for_allocation,
+      RejectAllocation(b, for_allocation, FmRefusalKind(o.fm),
                        "could not deactivate stale partition " + std::to_string(o.partition_id) +
                            ": " + FmText(o.fm) +
                            (o.fm.message().empty() ? "" : " (" + o.fm.message() + ")"),
                        &o.fm);
     } else {
-      b.Refuse("could not deactivate partition " + std::to_string(o.partition_id) + ": " +
-               FmText(o.fm));
+      b.Refuse(FmRefusal(o.fm, "could not deactivate partition " + std::to_string(o.partition_id) +
+                                   ": " + FmText(o.fm)),
+               o.fm.code());
     }
     return;
   }
 
-  if (o.fm.code() == kFmSuccess) {
+  if (FmCallSucceeded(o.fm)) {
     events::PartitionActivated done;
     done.set_partition_id(o.partition_id);
     done.set_allocation_id(for_allocation);
@@ -352,7 +392,8 @@ void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
       // An interrupted request's partition stays active without an owner: kubelet's retry of
       // the same devices claims it without an FM call, otherwise it is released after the grace.
       if (o.interrupted) {
-        RejectAllocation(b, for_allocation, InterruptedText(o.interrupted_cause));
+        RejectAllocation(b, for_allocation, RefusalKind::kInterrupted,
+                         InterruptedText(o.interrupted_cause));
       } else {
         Grant(b, for_allocation, o.partition_id);
       }
@@ -368,9 +409,9 @@ void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
                           std::to_string(o.partition_id) + ": " + FmText(o.fm) +
                           (o.fm.message().empty() ? "" : " (" + o.fm.message() + ")");
   if (requested_allocation()) {
-    RejectAllocation(b, for_allocation, why, &o.fm);
+    RejectAllocation(b, for_allocation, FmRefusalKind(o.fm), why, &o.fm);
   } else {
-    b.Refuse(why);
+    b.Refuse(FmRefusal(o.fm, why), o.fm.code());
   }
 }
 
@@ -384,22 +425,23 @@ void DecideEnsureActive(Builder& b, const EnsurePartitionActive& e) {
     if (std::set<Bdf>(a.devices.begin(), a.devices.end()) == wanted) owner = &a;  // newest wins
   }
   if (!owner || !owner->partition) {
-    b.Refuse("no granted allocation holds exactly devices " +
-             EscapeAndTruncate(Join(e.device_ids), kMaxReasonBytes));
+    b.Refuse(NotServable("no granted allocation holds exactly devices " +
+                         EscapeAndTruncate(Join(e.device_ids), kMaxReasonBytes)));
     return;
   }
   const PartitionId pid = *owner->partition;
   b.SetAllocation(owner->id);
   if (s.active.count(pid)) return;
   if (auto pending = s.intents.find(pid); pending != s.intents.end()) {
-    b.Refuse(PendingText(pending->second, pid));
+    b.Refuse(NotServable(PendingText(pending->second, pid)));
     return;
   }
   std::set<Bdf> gpus(owner->devices.begin(), owner->devices.end());
   auto overlapping = ActivePartitionsOverlapping(s, gpus);
   if (!overlapping.empty()) {
-    b.Refuse("partition " + std::to_string(pid) + " cannot be re-activated: its GPUs are in " +
-             "active partition " + std::to_string(overlapping.front()));
+    b.Refuse(NotServable("partition " + std::to_string(pid) +
+                         " cannot be re-activated: its GPUs are in active partition " +
+                         std::to_string(overlapping.front())));
     return;
   }
   RequestActivation(b, pid, owner->id, "re-activation before container start");
@@ -426,7 +468,7 @@ void DecideFabricState(Builder& b, const ObserveFabricState& f) {
   events::PartitionTableObserved observed;
   for (const auto& p : f.partitions) {
     if (table.count(p.id())) {
-      b.Refuse("Fabric Manager listed partition " + std::to_string(p.id()) + " twice");
+      b.Refuse(NotServable("Fabric Manager listed partition " + std::to_string(p.id()) + " twice"));
       return;
     }
     table[p.id()] = PartitionFromEvent(p);
@@ -441,8 +483,8 @@ void DecideFabricState(Builder& b, const ObserveFabricState& f) {
       auto after = table.find(pid);
       if (before != b.state().partitions.end() &&
           (after == table.end() || after->second.physical_ids != before->second.physical_ids)) {
-        b.Refuse("Fabric Manager changed the GPUs of partition " + std::to_string(pid) +
-                 " while it is in use; keeping the journal's table");
+        b.Refuse(NotServable("Fabric Manager changed the GPUs of partition " + std::to_string(pid) +
+                             " while it is in use; keeping the journal's table"));
         return;
       }
     }
@@ -515,11 +557,11 @@ void DecidePods(Builder& b, const ObservePodResources& o) {
 void DecideRelease(Builder& b, const ReleaseAllocation& r) {
   auto it = b.state().allocations.find(r.allocation_id);
   if (it == b.state().allocations.end() || !it->second.live()) {
-    b.Refuse("allocation " + r.allocation_id + " is not live");
+    b.Refuse(NotServable("allocation " + r.allocation_id + " is not live"));
     return;
   }
   if (it->second.status == AllocationStatus::kRequested) {
-    b.Refuse("allocation " + r.allocation_id + " is still being decided");
+    b.Refuse(NotServable("allocation " + r.allocation_id + " is still being decided"));
     return;
   }
   const std::optional<PartitionId> partition = it->second.partition;
@@ -540,16 +582,16 @@ void DecideRelease(Builder& b, const ReleaseAllocation& r) {
 void DecideOrphan(Builder& b, const ReleaseOrphanPartition& r) {
   auto active = b.state().active.find(r.partition_id);
   if (active == b.state().active.end()) {
-    b.Refuse("partition " + std::to_string(r.partition_id) + " is not active");
+    b.Refuse(NotServable("partition " + std::to_string(r.partition_id) + " is not active"));
     return;
   }
   if (!active->second.owner.empty()) {
-    b.Refuse("partition " + std::to_string(r.partition_id) + " is owned by allocation " +
-             active->second.owner);
+    b.Refuse(NotServable("partition " + std::to_string(r.partition_id) +
+                         " is owned by allocation " + active->second.owner));
     return;
   }
   if (auto pending = b.state().intents.find(r.partition_id); pending != b.state().intents.end()) {
-    b.Refuse(PendingText(pending->second, r.partition_id));
+    b.Refuse(NotServable(PendingText(pending->second, r.partition_id)));
     return;
   }
   RequestDeactivation(b, r.partition_id, r.reason, "");
@@ -563,7 +605,9 @@ void DecideAbandon(Builder& b, const AbandonInterruptedRequests& command) {
                                      [&](const auto& i) { return i.second.allocation_id == id; });
     if (!waiting) abandoned.push_back(id);
   }
-  for (const auto& id : abandoned) RejectAllocation(b, id, InterruptedText(command.cause));
+  for (const auto& id : abandoned) {
+    RejectAllocation(b, id, RefusalKind::kInterrupted, InterruptedText(command.cause));
+  }
 }
 
 std::vector<events::Device> SortedDevices(std::vector<events::Device> devices) {
@@ -620,9 +664,10 @@ struct Dispatch {
           if (m == module) after = bdf;
         }
         if (before != b.state().bdf_of_module.end() && before->second != after) {
-          b.Refuse("module mapping " + c.path + " moves module " + std::to_string(module) +
-                   " of partition " + std::to_string(pid) + " (in use) from " + before->second +
-                   " to " + (after.empty() ? "nowhere" : after));
+          b.Refuse(NotServable("module mapping " + c.path + " moves module " +
+                               std::to_string(module) + " of partition " + std::to_string(pid) +
+                               " (in use) from " + before->second + " to " +
+                               (after.empty() ? "nowhere" : after)));
           return;
         }
       }
@@ -639,7 +684,7 @@ struct Dispatch {
   void operator()(const ObserveDeviceHealth& c) {
     auto it = b.state().devices.find(c.bdf);
     if (it == b.state().devices.end()) {
-      b.Refuse("unknown device " + c.bdf);
+      b.Refuse(InvalidRequest("unknown device " + c.bdf));
       return;
     }
     if (it->second.healthy == c.healthy) return;
@@ -686,8 +731,9 @@ struct Dispatch {
   void operator()(const RecordResyncOutcome& c) {
     // Only a resync that took effect is journaled: FM refuses it while it is still starting,
     // and the plugin retries every interval, which would otherwise flood the audit trail.
-    if (c.fm.code() != kFmSuccess) {
-      b.Refuse("Fabric Manager refused the active partition list: " + FmText(c.fm));
+    if (!FmCallSucceeded(c.fm)) {
+      b.Refuse(FmRefusal(c.fm, "Fabric Manager refused the active partition list: " + FmText(c.fm)),
+               c.fm.code());
       return;
     }
     events::FabricManagerResynced e;

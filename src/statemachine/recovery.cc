@@ -1,6 +1,26 @@
 #include "statemachine/recovery.h"
 
+#include "statemachine/fm_codes.h"
+
 namespace gfp::sm {
+
+events::FmResult RecoveredNotAppliedResult(const std::string& message) {
+  events::FmResult fm;
+  fm.set_origin(events::FmResult::ORIGIN_RECOVERED_NOT_APPLIED);
+  fm.set_name(kRecoveredNotAppliedName);
+  fm.set_message(message);
+  return fm;
+}
+
+bool RecoveredNotApplied(const events::FmResult& fm) {
+  if (fm.origin() == events::FmResult::ORIGIN_RECOVERED_NOT_APPLIED) return true;
+  return fm.origin() == events::FmResult::ORIGIN_FABRIC_MANAGER &&
+         fm.code() == kLegacyRecoveredNotAppliedCode && fm.name() == kRecoveredNotAppliedName;
+}
+
+bool FmCallSucceeded(const events::FmResult& fm) {
+  return !RecoveredNotApplied(fm) && fm.code() == fm_code::kSuccess;
+}
 
 std::vector<RecordFabricManagerOutcome> ResolvePendingIntents(
     const State& state, const std::set<PartitionId>& fm_active, Micros now,
@@ -21,13 +41,12 @@ std::vector<RecordFabricManagerOutcome> ResolvePendingIntents(
                              IntentKindName(intent.kind) + " requested at seq " +
                              std::to_string(intent.requested_seq);
     if (applied) {
-      outcome.fm.set_code(0);
-      outcome.fm.set_name("FM_ST_SUCCESS");
+      outcome.fm.set_code(fm_code::kSuccess);
+      outcome.fm.set_name(fm_code::Name(fm_code::kSuccess));
+      outcome.fm.set_message(seen);
     } else {
-      outcome.fm.set_code(kRecoveredNotAppliedCode);
-      outcome.fm.set_name(kRecoveredNotAppliedName);
+      outcome.fm = RecoveredNotAppliedResult(seen);
     }
-    outcome.fm.set_message(seen);
     out.push_back(std::move(outcome));
   }
   return out;

@@ -10,12 +10,25 @@
 #include <vector>
 
 #include "statemachine/commands.h"
+#include "statemachine/events.pb.h"
 #include "statemachine/state.h"
 
 namespace gfp::sm {
 
-inline constexpr int kRecoveredNotAppliedCode = -2;
 inline constexpr const char* kRecoveredNotAppliedName = "RECOVERED_NOT_APPLIED";
+// Journals before FmResult.origin marked "recovered as not applied" with FM's GENERIC_ERROR
+// number and the name above. Read only, never written.
+inline constexpr int kLegacyRecoveredNotAppliedCode = -2;
+
+// The outcome recovery records for a call FM's state shows did not take effect.
+events::FmResult RecoveredNotAppliedResult(const std::string& message);
+
+// True for a recovered-as-not-applied result in either form (origin, or the older code -2 with
+// its name); false for every answer of Fabric Manager, FM_ST_GENERIC_ERROR included.
+bool RecoveredNotApplied(const events::FmResult& fm);
+
+// The call took effect as FM reported it: FM_ST_SUCCESS from Fabric Manager itself.
+bool FmCallSucceeded(const events::FmResult& fm);
 
 // One outcome per pending intent, in partition order. `cause` says why the intents were left
 // without an outcome when the plugin did not restart (e.g. "journaling an outcome failed: …");

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "statemachine/fm_codes.h"
+
 namespace gfp::fm::abi {
 
 // fmReturn_t is a C enum, i.e. a 32-bit signed int in the return register. We keep it as int so a
@@ -17,39 +19,11 @@ using fmReturn_t = int;
 using fmHandle_t = void*;
 using fmFabricPartitionId_t = unsigned int;
 
-enum FmReturn : int {
-  kSuccess = 0,
-  kBadParam = -1,
-  kGenericError = -2,
-  kNotSupported = -3,
-  kUninitialized = -4,
-  kTimeout = -5,
-  kVersionMismatch = -6,
-  kInUse = -7,
-  kNotConfigured = -8,
-  kConnectionNotValid = -9,
-  kNvlinkError = -10,
-  kResourceBad = -11,
-  kResourceInUse = -12,
-  kResourceNotInUse = -13,
-  kResourceExhausted = -14,
-  kResourceNotReady = -15,
-  kPartitionExists = -16,
-  kPartitionIdInUse = -17,
-  kPartitionIdNotInUse = -18,
-  kPartitionNameInUse = -19,
-  kPartitionNameNotInUse = -20,
-  kPartitionIdNameMismatch = -21,
-  kNotReady = -22,
-  kResourceUsedInThisPartition = -23,
-  kResourceUsedInAnotherPartition = -24,
-  kPartitionMiswiredTrunks = -25,
-  kPartitionInsufficientTrunks = -26,
-  kPartitionMissingSwitches = -27,
-  kPartitionNetworkConfigError = -28,
-  kPartitionRouteProgrammingError = -29,
-};
-inline constexpr int kLowestKnownReturn = -29;
+// The return codes are the state machine's one table (statemachine/fm_codes.h): abi::kInUse is
+// sm::fm_code::kInUse.
+using FmReturn = sm::fm_code::Value;
+using enum sm::fm_code::Value;
+inline constexpr int kLowestKnownReturn = sm::fm_code::kLowestKnown;
 
 inline constexpr std::size_t kMaxStrLength = 256;
 inline constexpr std::size_t kUuidBufferSize = 80;

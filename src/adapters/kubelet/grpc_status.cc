@@ -44,6 +44,32 @@ std::string GrpcCodeName(grpc::StatusCode code) {
   return "CODE_" + std::to_string(static_cast<int>(code));
 }
 
+grpc::StatusCode GrpcCodeOf(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kOk:
+      return grpc::StatusCode::OK;
+    case ErrorCode::kInvalidArgument:
+      return grpc::StatusCode::INVALID_ARGUMENT;
+    case ErrorCode::kNotFound:
+      return grpc::StatusCode::NOT_FOUND;
+    case ErrorCode::kFailedPrecondition:
+      return grpc::StatusCode::FAILED_PRECONDITION;
+    case ErrorCode::kAlreadyExists:
+      return grpc::StatusCode::ALREADY_EXISTS;
+    case ErrorCode::kUnavailable:
+      return grpc::StatusCode::UNAVAILABLE;
+    case ErrorCode::kDeadlineExceeded:
+      return grpc::StatusCode::DEADLINE_EXCEEDED;
+    case ErrorCode::kDataLoss:
+      return grpc::StatusCode::DATA_LOSS;
+    case ErrorCode::kResourceExhausted:
+      return grpc::StatusCode::RESOURCE_EXHAUSTED;
+    case ErrorCode::kInternal:
+      return grpc::StatusCode::INTERNAL;
+  }
+  return grpc::StatusCode::UNKNOWN;
+}
+
 namespace {
 
 ErrorCode ErrorCodeFromGrpc(grpc::StatusCode code) {

@@ -1,5 +1,6 @@
 // Translating gRPC statuses into the project's Status values, keeping the gRPC code name in the
-// message ("RESOURCE_EXHAUSTED: ...") so logs and the journal say what the wire said.
+// message ("RESOURCE_EXHAUSTED: ...") so logs and the journal say what the wire said, and the
+// project's error codes into the gRPC codes its servers answer with.
 #pragma once
 
 #include <grpcpp/support/status.h>
@@ -12,6 +13,10 @@ namespace gfp::kubelet {
 
 // "OK", "CANCELLED", ..., "UNAUTHENTICATED"; "CODE_<n>" for values outside the enum.
 std::string GrpcCodeName(grpc::StatusCode code);
+
+// The gRPC code a call that failed with `code` answers with (the plugin's servers use it for every
+// refusal): INVALID_ARGUMENT, FAILED_PRECONDITION, UNAVAILABLE, RESOURCE_EXHAUSTED, INTERNAL, ...
+grpc::StatusCode GrpcCodeOf(ErrorCode code);
 
 // Maps a failed gRPC status to a Status whose message is "<what>: <CODE_NAME>: <grpc message>".
 // An OK gRPC status maps to an OK Status.

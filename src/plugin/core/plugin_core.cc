@@ -12,6 +12,7 @@
 #include "common/strings.h"
 #include "common/text_escape.h"
 #include "plugin/core/log_scope.h"
+#include "plugin/core/journal_failure.h"
 #include "plugin/core/log_text.h"
 #include "plugin/metrics/metrics_registry.h"
 #include "statemachine/event_codec.h"
@@ -22,7 +23,6 @@
 namespace gfp::plugin {
 namespace {
 
-constexpr int kFmNotConfigured = -8;
 // How much of a kubelet-supplied ID list a log line or message carries.
 constexpr std::size_t kMaxIdsText = 256;
 
@@ -59,7 +59,7 @@ void RecordPartitionOperation(metrics::MetricsRegistry* m, sm::Effect::Kind kind
   const Op op = kind == sm::Effect::Kind::kActivatePartition     ? Op::kActivate
                 : kind == sm::Effect::Kind::kDeactivatePartition ? Op::kDeactivate
                                                                  : Op::kResync;
-  m->RecordPartitionOperation(op, fm.code() == sm::kFmSuccess,
+  m->RecordPartitionOperation(op, sm::FmCallSucceeded(fm),
                               fm.name().empty() ? "code " + std::to_string(fm.code()) : fm.name());
 }
 
@@ -150,7 +150,8 @@ Result<sm::Decision> PluginCore::ExecuteLogged(const sm::Command& command) {
 
 Result<PluginCore::SagaResult> PluginCore::RunSaga(const sm::Command& command) {
   GFP_ASSIGN_OR_RETURN(sm::Decision decision, ExecuteLogged(command));
-  SagaResult result{decision.allocation_id, decision.refusal};
+  SagaResult result{decision.allocation_id, decision.refusal, false,
+                    sm::RefusalErrorCode(decision)};
   ScopedLogContext saga_scope;
   AddAllocation(saga_scope, decision.state_after, decision.allocation_id);
   std::vector<sm::Effect> effects = decision.effects;
@@ -168,11 +169,11 @@ Result<PluginCore::SagaResult> PluginCore::RunSaga(const sm::Command& command) {
       RecordPartitionOperation(metrics(), effect.kind, outcome);
       spdlog::debug("Fabric Manager {} {}: {} in {:.1f} ms", EffectName(effect.kind),
                     EffectTarget(effect), FmOutcomeText(outcome), MillisSince(started));
-      result.fm_in_use |=
-          effect.kind == sm::Effect::Kind::kActivatePartition && outcome.code() == sm::kFmInUse;
+      result.fm_in_use |= effect.kind == sm::Effect::Kind::kActivatePartition &&
+                          outcome.code() == sm::fm_code::kInUse;
     } else {
-      outcome.set_code(-3);
-      outcome.set_name("FM_ST_NOT_SUPPORTED");
+      outcome.set_code(sm::fm_code::kNotSupported);
+      outcome.set_name(sm::fm_code::Name(sm::fm_code::kNotSupported));
       outcome.set_message("Fabric Manager management is disabled");
       effect_scope.FmCode(outcome.name());
     }
@@ -188,7 +189,10 @@ Result<PluginCore::SagaResult> PluginCore::RunSaga(const sm::Command& command) {
       return executed.status();
     }
     sm::Decision followed = std::move(executed).value();
-    if (!followed.refusal.empty()) result.refusal = followed.refusal;
+    if (!followed.refusal.empty()) {
+      result.refusal = followed.refusal;
+      result.refusal_code = sm::RefusalErrorCode(followed);
+    }
     effects.insert(effects.end(), followed.effects.begin(), followed.effects.end());
   }
   return result;
@@ -245,7 +249,7 @@ bool PluginCore::SyncFabricManagerOnce(bool pod_holders_known,
   }
   events::FmResult failure;
   auto partitions = fabric_->FabricState(&failure);
-  if (!partitions.ok() && failure.code() == kFmNotConfigured) {
+  if (!partitions.ok() && failure.code() == sm::fm_code::kNotConfigured) {
     // FM is starting, or restarted in resiliency mode and waits for the active set.
     RecordConnection(true, "", {});
     auto resync = RunSaga(sm::ResyncFabricManager{clock_()});
@@ -516,7 +520,7 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
       Status status = HostCheck(id);
       auto d =
           engine_->Execute(sm::ObserveDeviceHealth{clock_(), id, status.ok(), status.message()});
-      if (!d.ok()) return d.status();
+      if (!d.ok()) return JournalFailure(d.status());
       health_changed |= !d->events.empty();
     }
   }
@@ -535,8 +539,9 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
     if (!dry.refusal.empty()) {
       // Journal the rejection for the audit trail, then refuse.
       auto journaled = ExecuteLogged(request);
-      if (!journaled.ok()) return journaled.status();
-      return InvalidArgument("container " + std::to_string(i) + ": " + dry.refusal);
+      if (!journaled.ok()) return JournalFailure(journaled.status());
+      return Status(sm::RefusalErrorCode(dry),
+                    "container " + std::to_string(i) + ": " + dry.refusal);
     }
     requests.push_back(std::move(request));
   }
@@ -553,7 +558,9 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
   for (std::size_t i = 0; i < requests.size(); ++i) {
     ScopedLogContext request_scope;
     requests[i].now = clock_();
-    GFP_ASSIGN_OR_RETURN(SagaResult saga, RunSaga(requests[i]));
+    auto first = RunSaga(requests[i]);
+    if (!first.ok()) return JournalFailure(first.status());
+    SagaResult saga = std::move(first).value();
     AddAllocation(request_scope, *engine_, saga.allocation_id);
     if (!saga.refusal.empty() && saga.fm_in_use) {
       // FM has an active partition the journal does not know yet (changed behind our back
@@ -562,11 +569,13 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
       spdlog::warn("{}; refreshing Fabric Manager's state and retrying once", saga.refusal);
       SyncFabricManagerLocked(false, {});
       requests[i].now = clock_();
-      GFP_ASSIGN_OR_RETURN(saga, RunSaga(requests[i]));
+      auto again = RunSaga(requests[i]);
+      if (!again.ok()) return JournalFailure(again.status());
+      saga = std::move(again).value();
       AddAllocation(request_scope, *engine_, saga.allocation_id);
     }
     if (!saga.refusal.empty()) {
-      return FailedPrecondition("container " + std::to_string(i) + ": " + saga.refusal);
+      return Status(saga.refusal_code, "container " + std::to_string(i) + ": " + saga.refusal);
     }
     spdlog::info("allocated {} [{}] as {}", resource, Join(containers[i]), saga.allocation_id);
   }
@@ -585,8 +594,9 @@ Status PluginCore::PreStart(const std::string& resource, const std::vector<std::
   }
   ScopedLogContext prestart_scope;
   AddAllocationOfDevices(prestart_scope, *engine_, devices);
-  GFP_ASSIGN_OR_RETURN(SagaResult saga, RunSaga(sm::EnsurePartitionActive{clock_(), devices}));
-  if (!saga.refusal.empty()) return FailedPrecondition(saga.refusal);
+  auto saga = RunSaga(sm::EnsurePartitionActive{clock_(), devices});
+  if (!saga.ok()) return JournalFailure(saga.status());
+  if (!saga->refusal.empty()) return Status(saga->refusal_code, saga->refusal);
   return Status::Ok();
 }
 

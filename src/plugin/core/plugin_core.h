@@ -105,7 +105,8 @@ class PluginCore {
   struct SagaResult {
     sm::AllocationId allocation_id;
     std::string refusal;
-    bool fm_in_use = false;  // an activation was refused with FM_ST_IN_USE
+    bool fm_in_use = false;                   // an activation was refused with FM_ST_IN_USE
+    ErrorCode refusal_code = ErrorCode::kOk;  // the refusal's error code (sm::RefusalErrorCode)
   };
   // Executes a command and every effect it leads to, feeding outcomes back. Journal failures
   // are returned as errors; refusals come back in SagaResult.

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "adapters/kubelet/grpc_status.h"
 #include "common/strings.h"
 #include "common/text_escape.h"
 #include "plugin/core/log_text.h"
@@ -9,32 +10,6 @@
 
 namespace gfp::plugin {
 namespace {
-
-grpc::StatusCode ToGrpcCode(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kOk:
-      return grpc::StatusCode::OK;
-    case ErrorCode::kInvalidArgument:
-      return grpc::StatusCode::INVALID_ARGUMENT;
-    case ErrorCode::kNotFound:
-      return grpc::StatusCode::NOT_FOUND;
-    case ErrorCode::kFailedPrecondition:
-      return grpc::StatusCode::FAILED_PRECONDITION;
-    case ErrorCode::kAlreadyExists:
-      return grpc::StatusCode::ALREADY_EXISTS;
-    case ErrorCode::kUnavailable:
-      return grpc::StatusCode::UNAVAILABLE;
-    case ErrorCode::kDeadlineExceeded:
-      return grpc::StatusCode::DEADLINE_EXCEEDED;
-    case ErrorCode::kDataLoss:
-      return grpc::StatusCode::DATA_LOSS;
-    case ErrorCode::kResourceExhausted:
-      return grpc::StatusCode::RESOURCE_EXHAUSTED;
-    case ErrorCode::kInternal:
-      return grpc::StatusCode::INTERNAL;
-  }
-  return grpc::StatusCode::UNKNOWN;
-}
 
 // ListAndWatch re-checks for shutdown at least this often.
 constexpr std::chrono::milliseconds kWatchTick{500};
@@ -57,7 +32,8 @@ double MillisSince(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 grpc::Status ToGrpcStatus(const Status& status) {
-  return status.ok() ? grpc::Status::OK : grpc::Status(ToGrpcCode(status.code()), status.message());
+  return status.ok() ? grpc::Status::OK
+                     : grpc::Status(kubelet::GrpcCodeOf(status.code()), status.message());
 }
 
 DevicePluginService::DevicePluginService(PluginCore& core, std::string resource)

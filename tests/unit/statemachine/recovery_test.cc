@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/sm_fixtures.h"
+#include "statemachine/apply.h"
 
 namespace gfp::sm {
 namespace {
@@ -63,8 +64,65 @@ TEST_F(RecoveryTest, ActivationThatDidNotHappenFailsItsRequest) {
   CrashAfterIntent({1, 3});
   EXPECT_THAT(Recover({}), ElementsAre("PartitionActivationFailed", "AllocationRejected"));
   EXPECT_TRUE(d.state.active.empty());
-  EXPECT_EQ(d.journal[d.journal.size() - 2].partition_activation_failed().fm().name(),
-            kRecoveredNotAppliedName);
+  const events::FmResult& fm = d.journal[d.journal.size() - 2].partition_activation_failed().fm();
+  EXPECT_EQ(fm.name(), kRecoveredNotAppliedName);
+  // Its own representation, not FM's FM_ST_GENERIC_ERROR number.
+  EXPECT_EQ(fm.origin(), events::FmResult::ORIGIN_RECOVERED_NOT_APPLIED);
+  EXPECT_EQ(fm.code(), 0);
+  EXPECT_TRUE(RecoveredNotApplied(fm));
+  EXPECT_FALSE(FmCallSucceeded(fm));
+}
+
+// Journals written before FmResult.origin marked "recovered as not applied" with code -2 (FM's
+// GENERIC_ERROR) and the name RECOVERED_NOT_APPLIED: still read as the recovery outcome, while
+// FM's own GENERIC_ERROR is not.
+TEST(RecoveredNotAppliedTest, OlderFormIsReadAsTheRecoveryOutcome) {
+  events::FmResult legacy;
+  legacy.set_code(kLegacyRecoveredNotAppliedCode);
+  legacy.set_name(kRecoveredNotAppliedName);
+  legacy.set_message("recovered after restart: Fabric Manager reports partition 3 inactive");
+  events::FmResult decoded;  // as an old journal's bytes decode in this version
+  ASSERT_TRUE(decoded.ParseFromString(legacy.SerializeAsString()));
+  EXPECT_EQ(decoded.origin(), events::FmResult::ORIGIN_FABRIC_MANAGER);
+  EXPECT_TRUE(RecoveredNotApplied(decoded));
+  EXPECT_FALSE(FmCallSucceeded(decoded));
+
+  events::FmResult generic;
+  generic.set_code(-2);
+  generic.set_name("FM_ST_GENERIC_ERROR");
+  EXPECT_FALSE(RecoveredNotApplied(generic));
+  EXPECT_FALSE(FmCallSucceeded(generic));
+  EXPECT_TRUE(FmCallSucceeded(events::FmResult{}));
+}
+
+// The older and the newer form of the same recovery replay to the same state.
+TEST(RecoveredNotAppliedTest, BothFormsReplayToTheSameState) {
+  const auto node = H100Node();
+  std::vector<events::Event> journal;
+  {
+    Driver d;
+    d.Boot(node);
+    d.Run(d.Request(node.resource, Modules(node, {1, 3})));
+    for (const auto& outcome : ResolvePendingIntents(d.state, {}, ++d.now)) d.Run(outcome);
+    journal = d.journal;
+  }
+  std::vector<events::Event> legacy = journal;
+  bool rewritten = false;
+  for (auto& e : legacy) {
+    if (!e.has_partition_activation_failed()) continue;
+    events::FmResult* fm = e.mutable_partition_activation_failed()->mutable_fm();
+    ASSERT_EQ(fm->origin(), events::FmResult::ORIGIN_RECOVERED_NOT_APPLIED);
+    fm->clear_origin();
+    fm->set_code(kLegacyRecoveredNotAppliedCode);
+    rewritten = true;
+  }
+  ASSERT_TRUE(rewritten);
+  State now_form, old_form;
+  for (std::size_t i = 0; i < journal.size(); ++i) Apply(now_form, i + 1, journal[i]);
+  for (std::size_t i = 0; i < legacy.size(); ++i) Apply(old_form, i + 1, legacy[i]);
+  EXPECT_EQ(now_form, old_form);
+  EXPECT_TRUE(now_form.active.empty());
+  EXPECT_TRUE(now_form.intents.empty());
 }
 
 // Row 3: release deactivation requested, FM reports the partition inactive.

@@ -1,0 +1,27 @@
+// RefusalErrorCode: the one place a state machine refusal becomes an error code.
+#include "statemachine/decide.h"
+#include "statemachine/fm_codes.h"
+
+namespace gfp::sm {
+
+ErrorCode RefusalErrorCode(RefusalKind kind, int fm_return) {
+  switch (kind) {
+    case RefusalKind::kNone:
+      return ErrorCode::kOk;
+    case RefusalKind::kInvalidRequest:
+      return ErrorCode::kInvalidArgument;
+    case RefusalKind::kNotServable:
+      return ErrorCode::kFailedPrecondition;
+    case RefusalKind::kFabricManagerUnusable:
+    case RefusalKind::kInterrupted:
+      return ErrorCode::kUnavailable;
+    case RefusalKind::kFabricManagerRefused: {
+      // A refusal always fails the call, even if FM's code says success.
+      const ErrorCode category = fm_code::Category(fm_return);
+      return category == ErrorCode::kOk ? ErrorCode::kInternal : category;
+    }
+  }
+  return ErrorCode::kInternal;
+}
+
+}  // namespace gfp::sm
