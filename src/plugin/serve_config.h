@@ -23,8 +23,8 @@ struct ServeConfig {
   std::chrono::milliseconds release_grace{30000};
   std::string log_level = "info";
   std::filesystem::path node_labels_file;  // empty: off (SPEC §8.2)
-  std::string log_format = "text";  // text or json (common/log_format.h)
-  std::string metrics_address;  // empty: no metrics endpoint (SPEC §8.1)
+  std::string log_format = "text";         // text or json (common/log_format.h)
+  std::string metrics_address;             // empty: no metrics endpoint (SPEC §8.1)
 
   // Not flags: tuning the tests and the demo use.
   std::chrono::milliseconds fm_call_deadline{4000};  // PreStart makes up to 4 calls: < 30 s

@@ -12,8 +12,8 @@ namespace {
 
 // The serve flags/env the plugin reads from the environment: never inherited by accident.
 const std::vector<std::string> kPluginEnv = {"ENABLE_FABRIC_MANAGER", "FABRIC_MANAGER_ADDRESS",
-                                             "NVFM_LIBRARY_PATH", "GPU_PCI_MODULE_MAPPING_PATH",
-                                             "GPU_FABRIC_JOURNAL", "GPU_FABRIC_NODE_LABELS_FILE",
+                                             "NVFM_LIBRARY_PATH",     "GPU_PCI_MODULE_MAPPING_PATH",
+                                             "GPU_FABRIC_JOURNAL",    "GPU_FABRIC_NODE_LABELS_FILE",
                                              "GPU_FABRIC_LOG_FORMAT", "GPU_FABRIC_METRICS_ADDRESS"};
 
 std::string TableOf(sim::NodePreset preset) {
