@@ -134,6 +134,8 @@ int Serve(const RawServeFlags& raw, const std::vector<const CLI::Option*>& optio
 void AddServeCommand(CLI::App& app, int* exit_code) {
   auto raw = std::make_shared<RawServeFlags>();
   CLI::App* serve = app.add_subcommand("serve", "Run the node daemon (device plugin)");
+  // --help prints every default (scripts/check-deploy.sh compares the manifests with them).
+  serve->option_defaults()->always_capture_default();
   serve
       ->add_option("--fabric-manager", raw->fabric_manager,
                    "enable Fabric Manager partition management (1/0, true/false, t/f)")

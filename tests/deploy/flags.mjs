@@ -1,16 +1,18 @@
 // The `serve` flags as the binary describes them: names and env variables from `serve --help`
-// (CLI11's "--name TYPE [default] (Env:NAME)" lines); defaults from --help when it prints them,
+// (CLI11's "--name TYPE=default (Env:NAME)" lines); defaults from --help when it prints them,
 // otherwise from the flag table of docs/operations.md (SPEC §2.1's table). Never from the
 // manifests under test.
 
-const helpLine = /^\s+(--[a-z0-9-]+)(?:\s+[A-Z]+(?::\{[^}]*\})?)?(?:\s+\[([^\]]*)\])?(?:\s+\(Env:([A-Za-z0-9_]+)\))?/;
+// CLI11 2.x prints "--name TEXT=default (Env:NAME)"; older ones "--name TEXT [default]".
+const helpLine = /^\s+(--[a-z0-9-]+)(?:\s+[A-Z]+(?::\{[^}]*\})?(?:=(\S*))?)?(?:\s+\[([^\]]*)\])?(?:\s+\(Env:([A-Za-z0-9_]+)\))?/;
 
 export function parseHelp(text) {
   const flags = new Map();
   for (const line of text.split("\n")) {
     const m = helpLine.exec(line);
     if (!m || m[1] === "--help") continue;
-    flags.set(m[1], { name: m[1], default: m[2], env: m[3], defaultFrom: m[2] === undefined ? undefined : "--help" });
+    const printed = m[2] ?? m[3];
+    flags.set(m[1], { name: m[1], default: printed, env: m[4], defaultFrom: printed === undefined ? undefined : "--help" });
   }
   return flags;
 }
