@@ -138,8 +138,11 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
   serve->option_defaults()->always_capture_default();
   serve
       ->add_option("--fabric-manager", raw->fabric_manager,
-                   "enable Fabric Manager partition management (1/0, true/false, t/f)")
+                   "enable Fabric Manager partition management (1/0, true/false, t/f; default "
+                   "false, a bare flag means true)")
       ->expected(0, 1)
+      // CLI11 hands a bare flag the default string: keep it empty, so bare means true.
+      ->default_str("")
       ->envname("ENABLE_FABRIC_MANAGER");
   serve
       ->add_option("--fm-address", raw->fm_address,
