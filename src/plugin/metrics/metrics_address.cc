@@ -1,6 +1,7 @@
 #include "plugin/metrics/metrics_address.h"
 
 #include <arpa/inet.h>
+#include <civetweb.h>
 
 #include <charconv>
 
@@ -29,6 +30,8 @@ Result<std::uint16_t> ParsePort(const std::string& text, const std::string& port
 
 }  // namespace
 
+bool IpV6Supported() { return mg_check_feature(8) != 0; }  // 8: MG_FEATURES_IPV6
+
 Result<MetricsAddress> ParseMetricsAddress(const std::string& text) {
   const auto colon = text.rfind(':');
   if (colon == std::string::npos) return Bad(text, "there is no ':' before the port");
@@ -40,6 +43,12 @@ Result<MetricsAddress> ParseMetricsAddress(const std::string& text) {
     in6_addr v6{};
     if (::inet_pton(AF_INET6, host.c_str(), &v6) != 1) {
       return Bad(text, "[" + EscapeAndTruncate(host, kMaxShownValue) + "] is not an IPv6 address");
+    }
+    // Debian's civetweb is built without IPv6: it would fail later with "invalid port spec".
+    if (!IpV6Supported()) {
+      return Bad(text,
+                 "IPv6 addresses need an HTTP server built with IPv6, and this build's civetweb "
+                 "has none; use an IPv4 address or :PORT");
     }
     address.ipv6 = true;
   } else if (host == "localhost") {

@@ -20,6 +20,9 @@ struct MetricsAddress {
   std::string Describe(int bound_port) const;
 };
 
+// Whether the linked civetweb can listen on IPv6 addresses.
+bool IpV6Supported();
+
 // Errors name the flag and the (escaped) value: "--metrics-address=x:99999: port 99999 is
 // above 65535".
 Result<MetricsAddress> ParseMetricsAddress(const std::string& text);

@@ -34,8 +34,14 @@ TEST(MetricsAddressTest, AcceptsHostPortAndPortAlone) {
   EXPECT_EQ(named->port, 65535);
 
   auto v6 = ParseMetricsAddress("[::1]:9402");
-  ASSERT_TRUE(v6.ok());
-  EXPECT_EQ(v6->ListeningPortsOption(), "[::1]:9402");
+  if (IpV6Supported()) {
+    ASSERT_TRUE(v6.ok());
+    EXPECT_EQ(v6->ListeningPortsOption(), "[::1]:9402");
+  } else {
+    // Debian 12's civetweb: refused at the flag check, not later by the listener.
+    ASSERT_FALSE(v6.ok());
+    EXPECT_NE(v6.status().message().find("this build's civetweb has none"), std::string::npos);
+  }
 }
 
 TEST(MetricsAddressTest, RefusesBadValuesSayingWhy) {
