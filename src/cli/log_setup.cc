@@ -15,15 +15,16 @@ namespace gfp::cli {
 namespace {
 
 std::atomic<LogFormat> g_format{LogFormat::kText};
-// Never destroyed: gRPC's threads may still log while the process exits.
-spdlog::logger* g_grpc_logger = nullptr;
-spdlog::logger* g_protobuf_logger = nullptr;
+// Never destroyed: gRPC's threads may still log while the process exits. The globals hold the
+// shared_ptr itself (not only the logger), so LeakSanitizer sees it reachable.
+std::shared_ptr<spdlog::logger>* g_grpc_logger = nullptr;
+std::shared_ptr<spdlog::logger>* g_protobuf_logger = nullptr;
 
-spdlog::logger* LeakedLogger(const std::string& name, spdlog::sink_ptr sink) {
+std::shared_ptr<spdlog::logger>* LeakedLogger(const std::string& name, spdlog::sink_ptr sink) {
   auto* logger = new std::shared_ptr<spdlog::logger>(std::make_shared<spdlog::logger>(name, sink));
   spdlog::drop(name);
   spdlog::register_logger(*logger);  // so that spdlog::set_level and set_formatter reach it
-  return logger->get();
+  return logger;
 }
 
 std::string_view BaseName(const char* path) {
@@ -37,8 +38,9 @@ void LogFromGrpc(gpr_log_func_args* args) {
   spdlog::level::level_enum level = spdlog::level::err;
   if (args->severity == GPR_LOG_SEVERITY_DEBUG) level = spdlog::level::debug;
   if (args->severity == GPR_LOG_SEVERITY_INFO) level = spdlog::level::info;
-  g_grpc_logger->log(level, "{} ({}:{})", args->message ? args->message : "", BaseName(args->file),
-                     args->line);
+  (*g_grpc_logger)
+      ->log(level, "{} ({}:{})", args->message ? args->message : "", BaseName(args->file),
+            args->line);
 }
 
 void LogFromProtobuf(google::protobuf::LogLevel severity, const char* file, int line,
@@ -47,7 +49,7 @@ void LogFromProtobuf(google::protobuf::LogLevel severity, const char* file, int 
   if (severity == google::protobuf::LOGLEVEL_INFO) level = spdlog::level::info;
   if (severity == google::protobuf::LOGLEVEL_WARNING) level = spdlog::level::warn;
   if (severity == google::protobuf::LOGLEVEL_FATAL) level = spdlog::level::critical;
-  g_protobuf_logger->log(level, "{} ({}:{})", message, BaseName(file), line);
+  (*g_protobuf_logger)->log(level, "{} ({}:{})", message, BaseName(file), line);
 }
 
 }  // namespace
