@@ -118,18 +118,7 @@ class FlagsTest : public ServeFixture {
                 PluginBinary().string()};
       o.args.insert(o.args.end(), args.begin(), args.end());
     }
-    auto process = PluginProcess::Start(o);
-    ASSERT_TRUE(process.ok()) << process.status().message();
-    serve_ = std::move(process).value();
-    const bool registered = WaitUntil(
-        [&] {
-          auto r = kubelet_->Resource(resource_);
-          return (r && r->connected && r->updates > 0) || !serve_->Running();
-        },
-        20s);
-    ASSERT_TRUE(serve_->Running()) << serve_->exit_status()->ToString() << "\n"
-                                   << serve_->Log() << ReadFileOrEmpty(stderr_path);
-    ASSERT_TRUE(registered) << serve_->Log() << ReadFileOrEmpty(stderr_path);
+    StartServeProcess(o, [&] { return ReadFileOrEmpty(stderr_path); });
   }
 
   fs::path MakeFifo(const std::string& name) {

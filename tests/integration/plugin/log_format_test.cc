@@ -45,17 +45,7 @@ class LogFormatTest : public ServeFixture {
                     const std::map<std::string, std::string>& env) {
     ProcessOptions o = ServeOptions(ServeArgs(overrides), "serve");
     for (const auto& [key, value] : env) o.env[key] = value;
-    auto process = PluginProcess::Start(o);
-    ASSERT_TRUE(process.ok()) << process.status().message();
-    serve_ = std::move(process).value();
-    const bool registered = WaitUntil(
-        [&] {
-          auto r = kubelet_->Resource(resource_);
-          return (r && r->connected && r->updates > 0) || !serve_->Running();
-        },
-        20s);
-    ASSERT_TRUE(serve_->Running()) << serve_->exit_status()->ToString() << "\n" << serve_->Log();
-    ASSERT_TRUE(registered) << serve_->Log();
+    StartServeProcess(o);
   }
 
   CommandResult RunServe(const std::vector<std::string>& args,

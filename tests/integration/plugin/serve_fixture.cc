@@ -172,18 +172,30 @@ std::unique_ptr<PluginProcess> ServeFixture::Spawn(const std::vector<std::string
   return std::move(process).value();
 }
 
-void ServeFixture::StartServe(bool expect_healthy,
-                              const std::map<std::string, std::string>& overrides) {
-  serve_ = Spawn(ServeArgs(overrides), "serve");
-  ASSERT_NE(serve_, nullptr);
+void ServeFixture::StartServeProcess(const ProcessOptions& options,
+                                     const std::function<std::string()>& more_context) {
+  auto process = PluginProcess::Start(options);
+  ASSERT_TRUE(process.ok()) << process.status().message();
+  logs_.emplace_back(options.log_path, (*process)->CommandLine());
+  serve_ = std::move(process).value();
   const bool registered = WaitUntil(
       [&] {
         auto r = kubelet_->Resource(resource_);
         return (r && r->connected && r->updates > 0) || !serve_->Running();
       },
       20s);
-  ASSERT_TRUE(serve_->Running()) << "serve exited early: " << serve_->exit_status()->ToString();
-  ASSERT_TRUE(registered) << resource_ << " did not register with the fake kubelet";
+  const std::string more = more_context ? more_context() : "";
+  ASSERT_TRUE(serve_->Running()) << "serve exited early: " << serve_->exit_status()->ToString()
+                                 << "\n"
+                                 << serve_->Log() << more;
+  ASSERT_TRUE(registered) << resource_ << " did not register with the fake kubelet\n"
+                          << serve_->Log() << more;
+}
+
+void ServeFixture::StartServe(bool expect_healthy,
+                              const std::map<std::string, std::string>& overrides) {
+  StartServeProcess(ServeOptions(ServeArgs(overrides), "serve"));
+  if (::testing::Test::HasFatalFailure()) return;
   if (expect_healthy) {
     ASSERT_TRUE(WaitForDevices([](const auto& d) { return AllHealth(d, "Healthy"); }, 15s))
         << "devices of " << resource_ << " did not all become Healthy";

@@ -62,6 +62,10 @@ class ServeFixture : public ::testing::Test {
   // its ListAndWatch stream open. With `expect_healthy`, also waits for every device Healthy.
   void StartServe(bool expect_healthy = true,
                   const std::map<std::string, std::string>& overrides = {});
+  // Starts `options` as the main serve process (serve_) and waits until the kubelet sees it
+  // registered with its ListAndWatch stream open; `more_context` adds to failure messages.
+  void StartServeProcess(const ProcessOptions& options,
+                         const std::function<std::string()>& more_context = {});
 
   // --- the journal, through `gpu-fabric-plugin journal ...` ---
   CommandResult Journal(const std::vector<std::string>& verb_args, const std::string& journal = "");
