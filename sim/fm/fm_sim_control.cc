@@ -1,9 +1,11 @@
 #include "sim/fm/fm_sim_control.h"
 
 #include <algorithm>
+#include <charconv>
 #include <functional>
 
 #include "adapters/fm/fm_abi.h"
+#include "adapters/host/bdf.h"
 #include "sim/fm/sim_state.h"
 #include "sim/fm/sim_tables.h"
 
@@ -36,6 +38,21 @@ Result<const SimPartition*> FindPartition(const SimState& state, std::uint32_t i
   return partition;
 }
 
+bool TableHasGpu(const SimTable& table, std::uint32_t physical_id) {
+  for (const SimPartition& partition : table.partitions) {
+    const auto& ids = partition.physical_ids;
+    if (std::find(ids.begin(), ids.end(), physical_id) != ids.end()) return true;
+  }
+  return false;
+}
+
+// The partition id is the first word of the call's args ("3 numVfs=2 vfs=[...]").
+std::uint32_t PartitionIdOf(const CallRecord& record) {
+  std::uint32_t id = 0;
+  std::from_chars(record.args.data(), record.args.data() + record.args.size(), id);
+  return id;
+}
+
 }  // namespace
 
 Result<FmSimControl> FmSimControl::Create(const std::string& state_path, std::string_view table) {
@@ -61,6 +78,43 @@ Status FmSimControl::SetMode(Mode mode) {
 Result<Mode> FmSimControl::GetMode() const {
   GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
   return locked.state().mode;
+}
+
+Status FmSimControl::SetFabricMode(FabricMode mode) {
+  return Update(path_, [&](SimState& s) -> Status {
+    if (mode != s.fabric_mode && !s.active.empty()) {
+      return FailedPrecondition("cannot change the simulated Fabric Manager's fabric mode while " +
+                                std::to_string(s.active.size()) +
+                                " partition(s) are active; deactivate them first");
+    }
+    s.fabric_mode = mode;
+    return Status::Ok();
+  });
+}
+
+Result<FabricMode> FmSimControl::GetFabricMode() const {
+  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
+  return locked.state().fabric_mode;
+}
+
+Status FmSimControl::SetVfParent(std::string_view vf_bdf, std::uint32_t parent_physical_id) {
+  GFP_ASSIGN_OR_RETURN(std::string vf, adapters::NormalizeBdf(vf_bdf));
+  return Update(path_, [&](SimState& s) -> Status {
+    GFP_ASSIGN_OR_RETURN(const SimTable* table, FindTable(s.table));
+    if (!TableHasGpu(*table, parent_physical_id)) {
+      return InvalidArgument("GPU " + std::to_string(parent_physical_id) + " (parent of VF " + vf +
+                             ") is not in table " + s.table);
+    }
+    s.vf_parents[vf] = parent_physical_id;
+    return Status::Ok();
+  });
+}
+
+Status FmSimControl::ClearVfParents() {
+  return Update(path_, [](SimState& s) {
+    s.vf_parents.clear();
+    return Status::Ok();
+  });
 }
 
 Status FmSimControl::InjectFailure(std::string_view function, int code, int count) {
@@ -118,6 +172,7 @@ Status FmSimControl::Restart(bool resiliency) {
     } else {
       s.mode = Mode::kRunning;
       s.active.clear();
+      s.active_vfs.clear();
     }
     return Status::Ok();
   });
@@ -158,14 +213,20 @@ Result<std::vector<std::uint32_t>> FmSimControl::ActivePartitions() const {
   return locked.state().active;
 }
 
+Result<std::map<std::uint32_t, std::vector<std::string>>> FmSimControl::ActiveVfs() const {
+  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
+  return locked.state().active_vfs;
+}
+
 // Direct changes bypass the SDK's checks on purpose: they model another actor changing FM.
-Status FmSimControl::ActivateDirectly(std::uint32_t partition_id) {
+Status FmSimControl::ActivateDirectly(std::uint32_t partition_id, std::vector<std::string> vfs) {
   return Update(path_, [&](SimState& s) -> Status {
     GFP_RETURN_IF_ERROR(FindPartition(s, partition_id).status());
     if (!std::binary_search(s.active.begin(), s.active.end(), partition_id)) {
       s.active.insert(std::upper_bound(s.active.begin(), s.active.end(), partition_id),
                       partition_id);
     }
+    if (!vfs.empty()) s.active_vfs[partition_id] = std::move(vfs);
     return Status::Ok();
   });
 }
@@ -174,6 +235,7 @@ Status FmSimControl::DeactivateDirectly(std::uint32_t partition_id) {
   return Update(path_, [&](SimState& s) -> Status {
     GFP_RETURN_IF_ERROR(FindPartition(s, partition_id).status());
     std::erase(s.active, partition_id);
+    s.active_vfs.erase(partition_id);
     return Status::Ok();
   });
 }
@@ -181,6 +243,17 @@ Status FmSimControl::DeactivateDirectly(std::uint32_t partition_id) {
 Result<std::vector<CallRecord>> FmSimControl::CallLog() const {
   GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
   return locked.ReadCallLog();
+}
+
+Result<std::vector<VfActivation>> FmSimControl::VfActivations() const {
+  GFP_ASSIGN_OR_RETURN(std::vector<CallRecord> log, CallLog());
+  std::vector<VfActivation> activations;
+  for (CallRecord& record : log) {
+    if (record.function != "fmActivateFabricPartitionWithVFs") continue;
+    activations.push_back(VfActivation{PartitionIdOf(record), std::move(record.vfs), record.code,
+                                       std::move(record.note)});
+  }
+  return activations;
 }
 
 Status FmSimControl::ClearCallLog() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,15 @@
 #include "sim/fm/sim_types.h"
 
 namespace gfp::fmsim {
+
+// One fmActivateFabricPartitionWithVFs call as the simulator saw it.
+struct VfActivation {
+  std::uint32_t partition_id = 0;
+  std::vector<std::string> vfs;  // canonical BDFs, in the order passed
+  int code = 0;
+  std::string note;  // which rule refused it, if one did
+  friend bool operator==(const VfActivation&, const VfActivation&) = default;
+};
 
 class FmSimControl {
  public:
@@ -26,6 +36,16 @@ class FmSimControl {
 
   Status SetMode(Mode mode);
   Result<Mode> GetMode() const;
+  // FM's FABRIC_MODE (default shared NVSwitch). In vGPU mode fmActivateFabricPartition is
+  // NOT_SUPPORTED and fmActivateFabricPartitionWithVFs activates; in shared NVSwitch mode the
+  // reverse. FM fixes its mode at start, so this is refused while any partition is active.
+  Status SetFabricMode(FabricMode mode);
+  Result<FabricMode> GetFabricMode() const;
+  // Tells FM that the SR-IOV VF `vf_bdf` (any spelling NormalizeBdf accepts) belongs to the GPU
+  // with `parent_physical_id`, which must be a GPU of the table. Real FM learns this from PCI;
+  // a VF the simulator was not told about has no known parent (BADPARAM on activation).
+  Status SetVfParent(std::string_view vf_bdf, std::uint32_t parent_physical_id);
+  Status ClearVfParents();
   // The next `count` calls of `function` (an SDK name such as "fmActivateFabricPartition")
   // return `code`; kAlways for every call; 0 clears it.
   Status InjectFailure(std::string_view function, int code, int count = 1);
@@ -47,10 +67,15 @@ class FmSimControl {
   Status SetHostileReply(HostileReply reply);
 
   Result<std::vector<std::uint32_t>> ActivePartitions() const;
-  Status ActivateDirectly(std::uint32_t partition_id);
+  // vGPU mode: each active partition's VF list, as its activation passed it.
+  Result<std::map<std::uint32_t, std::vector<std::string>>> ActiveVfs() const;
+  // `vfs` (canonical BDFs) is recorded as the partition's VF list when not empty.
+  Status ActivateDirectly(std::uint32_t partition_id, std::vector<std::string> vfs = {});
   Status DeactivateDirectly(std::uint32_t partition_id);
 
   Result<std::vector<CallRecord>> CallLog() const;
+  // Every fmActivateFabricPartitionWithVFs call still in the call log, oldest first.
+  Result<std::vector<VfActivation>> VfActivations() const;
   Status ClearCallLog();
 
  private:

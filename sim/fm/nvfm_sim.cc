@@ -5,7 +5,9 @@
 //
 // Check order per call follows the real 535 library (§5): not initialised -> UNINITIALIZED;
 // NULL arguments -> BADPARAM; struct version -> VERSION_MISMATCH; unknown or stale handle ->
-// CONNECTION_NOT_VALID; then injected faults; then the daemon's mode and partition semantics.
+// CONNECTION_NOT_VALID; then injected faults; then the fabric mode (FABRIC_MODE=1 shared
+// NVSwitch or 2 vGPU: each refuses the other's activation call with NOT_SUPPORTED); then the
+// daemon's mode and partition semantics.
 #include <unistd.h>
 
 #include <algorithm>
@@ -64,6 +66,12 @@ struct CallContext {
   SimState& state;
   const SimTable& table;
   ProcessState& process;
+  std::string note;  // why a call was refused, for the call log
+
+  int Refuse(int code, std::string why) {
+    note = std::move(why);
+    return code;
+  }
 
   // Consumes one injected failure for this function, if any.
   bool TakeFault(int* code) {
@@ -120,7 +128,7 @@ int LatencyFor(const char* path, const char* function) {
 
 // Runs one SDK call: latency, then `body` under the state lock, then the call log.
 int Call(const char* function, const std::string& args,
-         const std::function<int(CallContext&)>& body) {
+         const std::function<int(CallContext&)>& body, std::vector<std::string> vfs = {}) {
   const char* path = std::getenv("NVFM_SIM_STATE");
   if (path == nullptr || *path == '\0') {
     std::fprintf(stderr, "nvfm-sim: %s: NVFM_SIM_STATE is not set\n", function);
@@ -142,9 +150,10 @@ int Call(const char* function, const std::string& args,
   }
   ProcessState& process = Process();
   std::lock_guard process_lock(process.mu);
-  CallContext context{function, locked->state(), **table, process};
+  CallContext context{function, locked->state(), **table, process, {}};
   const int code = body(context);
-  locked->AppendCall(CallRecord{function, args, code, NowMs(), static_cast<int>(::getpid())});
+  locked->AppendCall(CallRecord{function, args, code, NowMs(), static_cast<int>(::getpid()),
+                                std::move(vfs), std::move(context.note)});
   if (Status committed = locked->Commit(); !committed.ok()) {
     std::fprintf(stderr, "nvfm-sim: %s: %s\n", function, committed.message().c_str());
     return abi::kGenericError;
@@ -198,6 +207,76 @@ void MakeHostile(HostileReply hostile, abi::FabricPartitionList* list) {
     default:
       break;
   }
+}
+
+// IN_USE when the partition or one of its GPUs is already active; NVLINK_ERROR when degraded.
+int CheckCanActivate(const CallContext& c, const SimPartition& partition) {
+  for (std::uint32_t active_id : c.state.active) {
+    const SimPartition* active = c.table.Find(active_id);
+    if (active_id == partition.id || (active != nullptr && Overlap(*active, partition))) {
+      return abi::kInUse;
+    }
+  }
+  if (c.LinksAvailable(partition) < partition.max_nvlinks) {
+    return abi::kNvlinkError;  // degraded links fail training
+  }
+  return abi::kSuccess;
+}
+
+void MarkActive(SimState& state, std::uint32_t id) {
+  state.active.insert(std::upper_bound(state.active.begin(), state.active.end(), id), id);
+}
+
+// The BDF spelling of sysfs ("0000:41:00.4"), which is how vf_parents is keyed. A field out of
+// PCI range yields a string no canonical key equals, so such a VF simply has no known parent.
+std::string VfName(const abi::PciDevice& vf) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%04x:%02x:%02x.%x", vf.domain, vf.bus, vf.device,
+                vf.function);
+  return buffer;
+}
+
+// The VFs the caller passed, or none when the list is NULL or longer than FM accepts (then
+// nothing may be read from it).
+std::vector<std::string> VfNames(const abi::PciDevice* vf_list, unsigned num_vfs) {
+  std::vector<std::string> names;
+  if (vf_list == nullptr || num_vfs > abi::kMaxNumGpus) return names;
+  for (unsigned i = 0; i < num_vfs; ++i) names.push_back(VfName(vf_list[i]));
+  return names;
+}
+
+// vGPU activation (reference §1 row 7, upstream-behaviour §3.3): exactly one VF per GPU of the
+// partition, vfs[i] a VF of the partition's i-th GPU. Every violation is BADPARAM; `note` says
+// which rule.
+int CheckVfList(CallContext& c, const SimPartition& partition,
+                const std::vector<std::string>& vfs) {
+  if (vfs.size() != partition.physical_ids.size()) {
+    return c.Refuse(abi::kBadParam, std::to_string(vfs.size()) + " VFs for a partition of " +
+                                        std::to_string(partition.physical_ids.size()) + " GPUs");
+  }
+  std::set<std::uint32_t> parents_seen;
+  for (std::size_t i = 0; i < vfs.size(); ++i) {
+    const auto parent = c.state.vf_parents.find(vfs[i]);
+    if (parent == c.state.vf_parents.end()) {
+      return c.Refuse(abi::kBadParam, "VF " + vfs[i] + " has no known parent GPU");
+    }
+    const std::uint32_t gpu = parent->second;
+    if (!parents_seen.insert(gpu).second) {
+      return c.Refuse(abi::kBadParam, "two VFs of GPU " + std::to_string(gpu));
+    }
+    const auto& ids = partition.physical_ids;
+    if (std::find(ids.begin(), ids.end(), gpu) == ids.end()) {
+      return c.Refuse(abi::kBadParam, "VF " + vfs[i] + " belongs to GPU " + std::to_string(gpu) +
+                                          ", which is not in partition " +
+                                          std::to_string(partition.id));
+    }
+    if (gpu != ids[i]) {
+      return c.Refuse(abi::kBadParam, "VF " + vfs[i] + " (GPU " + std::to_string(gpu) +
+                                          ") is at position " + std::to_string(i) +
+                                          " where the partition has GPU " + std::to_string(ids[i]));
+    }
+  }
+  return abi::kSuccess;
 }
 
 }  // namespace
@@ -323,19 +402,14 @@ FM_SIM_EXPORT abi::fmReturn_t fmActivateFabricPartition(abi::fmHandle_t handle,
     SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
     int code = 0;
     if (c.TakeFault(&code)) return code;
+    if (c.state.fabric_mode != sim::FabricMode::kSharedNvswitch) {
+      return c.Refuse(abi::kNotSupported, "FABRIC_MODE=2 (vGPU) activates partitions with VFs");
+    }
     SIM_RETURN_IF_NOT_OK(c.CheckPartitionMode());
     const sim::SimPartition* partition = c.table.Find(id);
     if (partition == nullptr) return static_cast<int>(abi::kBadParam);
-    for (std::uint32_t active_id : c.state.active) {
-      const sim::SimPartition* active = c.table.Find(active_id);
-      if (active_id == id || (active != nullptr && sim::Overlap(*active, *partition))) {
-        return static_cast<int>(abi::kInUse);
-      }
-    }
-    if (c.LinksAvailable(*partition) < partition->max_nvlinks) {
-      return static_cast<int>(abi::kNvlinkError);  // degraded links fail training
-    }
-    c.state.active.insert(std::upper_bound(c.state.active.begin(), c.state.active.end(), id), id);
+    SIM_RETURN_IF_NOT_OK(sim::CheckCanActivate(c, *partition));
+    sim::MarkActive(c.state, id);
     return static_cast<int>(abi::kSuccess);
   });
 }
@@ -344,16 +418,34 @@ FM_SIM_EXPORT abi::fmReturn_t fmActivateFabricPartitionWithVFs(abi::fmHandle_t h
                                                                abi::fmFabricPartitionId_t id,
                                                                abi::PciDevice* vf_list,
                                                                unsigned int num_vfs) {
-  const std::string args = std::to_string(id) + " numVfs=" + std::to_string(num_vfs);
-  return sim::Call("fmActivateFabricPartitionWithVFs", args, [&](CallContext& c) {
+  std::vector<std::string> vfs = sim::VfNames(vf_list, num_vfs);
+  std::string args = std::to_string(id) + " numVfs=" + std::to_string(num_vfs) + " vfs=[";
+  for (std::size_t i = 0; i < vfs.size(); ++i) args += (i == 0 ? "" : ",") + vfs[i];
+  args += "]";
+  auto body = [&](CallContext& c) {
     SIM_RETURN_IF_NOT_OK(sim::CheckInitialised(c));
     SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
-    if (vf_list == nullptr && num_vfs != 0) return static_cast<int>(abi::kBadParam);
+    if (vf_list == nullptr && num_vfs != 0) {
+      return c.Refuse(abi::kBadParam, "vfList is NULL with numVfs > 0");
+    }
+    if (num_vfs > abi::kMaxNumGpus) {
+      return c.Refuse(abi::kBadParam, "more than " + std::to_string(abi::kMaxNumGpus) + " VFs");
+    }
     int code = 0;
     if (c.TakeFault(&code)) return code;
-    // The simulator models FABRIC_MODE=1 (shared NVSwitch); VF activation is vGPU mode only.
-    return static_cast<int>(abi::kNotSupported);
-  });
+    if (c.state.fabric_mode != sim::FabricMode::kVgpu) {
+      return c.Refuse(abi::kNotSupported, "FABRIC_MODE=1 (shared NVSwitch) activates whole GPUs");
+    }
+    SIM_RETURN_IF_NOT_OK(c.CheckPartitionMode());
+    const sim::SimPartition* partition = c.table.Find(id);
+    if (partition == nullptr) return static_cast<int>(abi::kBadParam);
+    SIM_RETURN_IF_NOT_OK(sim::CheckVfList(c, *partition, vfs));
+    SIM_RETURN_IF_NOT_OK(sim::CheckCanActivate(c, *partition));
+    sim::MarkActive(c.state, id);
+    c.state.active_vfs[id] = vfs;
+    return static_cast<int>(abi::kSuccess);
+  };
+  return sim::Call("fmActivateFabricPartitionWithVFs", args, body, vfs);
 }
 
 FM_SIM_EXPORT abi::fmReturn_t fmDeactivateFabricPartition(abi::fmHandle_t handle,
@@ -367,6 +459,7 @@ FM_SIM_EXPORT abi::fmReturn_t fmDeactivateFabricPartition(abi::fmHandle_t handle
     if (c.table.Find(id) == nullptr) return static_cast<int>(abi::kBadParam);
     if (!c.IsActive(id)) return static_cast<int>(abi::kUninitialized);  // per [UG]
     std::erase(c.state.active, id);
+    c.state.active_vfs.erase(id);
     return static_cast<int>(abi::kSuccess);
   });
 }
@@ -406,6 +499,10 @@ FM_SIM_EXPORT abi::fmReturn_t fmSetActivatedFabricPartitions(
         }
       }
     }
+    // Partitions left out are no longer active, so their VF lists go too.
+    std::erase_if(c.state.active_vfs, [&](const auto& entry) {
+      return !std::binary_search(ids.begin(), ids.end(), entry.first);
+    });
     c.state.active = std::move(ids);
     c.state.mode = sim::Mode::kRunning;
     return static_cast<int>(abi::kSuccess);

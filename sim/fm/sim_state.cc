@@ -8,9 +8,8 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace gfp::fmsim {
 namespace {
@@ -26,8 +25,13 @@ json ToJson(const SimState& s) {
   }
   json degraded = json::object();
   for (const auto& [id, links] : s.degraded) degraded[std::to_string(id)] = links;
+  json active_vfs = json::object();
+  for (const auto& [id, vfs] : s.active_vfs) active_vfs[std::to_string(id)] = vfs;
   return {{"table", s.table},
           {"mode", std::string(ModeName(s.mode))},
+          {"fabric_mode", static_cast<int>(s.fabric_mode)},
+          {"vf_parents", s.vf_parents},
+          {"active_vfs", active_vfs},
           {"generation", s.generation},
           {"unreachable", s.unreachable},
           {"only_v1_connect", s.only_v1_connect},
@@ -43,6 +47,17 @@ Result<SimState> FromJson(const json& j) {
   SimState s;
   s.table = j.at("table").get<std::string>();
   if (!ParseMode(j.at("mode").get<std::string>(), &s.mode)) return DataLoss("unknown mode");
+  // The vGPU fields are optional so a state file written before they existed still loads.
+  if (!ParseFabricModeNumber(j.value("fabric_mode", 1), &s.fabric_mode)) {
+    return DataLoss("unknown fabric_mode (expected 1 or 2)");
+  }
+  s.vf_parents = j.value("vf_parents", std::map<std::string, std::uint32_t>{});
+  if (j.contains("active_vfs")) {
+    for (const auto& [id, vfs] : j.at("active_vfs").items()) {
+      s.active_vfs[static_cast<std::uint32_t>(std::stoul(id))] =
+          vfs.get<std::vector<std::string>>();
+    }
+  }
   s.generation = j.at("generation").get<std::uint64_t>();
   s.unreachable = j.at("unreachable").get<bool>();
   s.only_v1_connect = j.at("only_v1_connect").get<bool>();
@@ -62,8 +77,14 @@ Result<SimState> FromJson(const json& j) {
 }
 
 json RecordToJson(const CallRecord& r) {
-  return {{"fn", r.function}, {"args", r.args}, {"code", r.code}, {"time_ms", r.time_ms},
-          {"pid", r.pid}};
+  json j = {{"fn", r.function},
+            {"args", r.args},
+            {"code", r.code},
+            {"time_ms", r.time_ms},
+            {"pid", r.pid}};
+  if (!r.vfs.empty()) j["vfs"] = r.vfs;
+  if (!r.note.empty()) j["note"] = r.note;
+  return j;
 }
 
 // Writes via a temporary file and rename so a crash mid-write never leaves half a file.
@@ -173,6 +194,8 @@ Result<std::vector<CallRecord>> LockedState::ReadCallLog() const {
     r.code = j.value("code", 0);
     r.time_ms = j.value("time_ms", std::int64_t{0});
     r.pid = j.value("pid", 0);
+    r.vfs = j.value("vfs", std::vector<std::string>{});
+    r.note = j.value("note", "");
     records.push_back(std::move(r));
     if (records.size() > kCallLogLimit) records.pop_front();
   }

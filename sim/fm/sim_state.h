@@ -22,12 +22,17 @@ struct Fault {
 struct SimState {
   std::string table = "h100";
   Mode mode = Mode::kRunning;
+  FabricMode fabric_mode = FabricMode::kSharedNvswitch;
   // Bumped whenever FM "loses" its connections; a handle made in an older generation is stale.
   std::uint64_t generation = 1;
   bool unreachable = false;
   bool only_v1_connect = false;
   HostileReply hostile = HostileReply::kNone;
-  std::vector<std::uint32_t> active;                // sorted
+  std::vector<std::uint32_t> active;  // sorted
+  // vGPU mode: what FM learns from PCI, i.e. which GPU (physical id) each SR-IOV VF belongs to.
+  std::map<std::string, std::uint32_t> vf_parents;  // canonical VF BDF -> parent physical id
+  // vGPU mode: the VF list of each active partition's activation, in the order it was passed.
+  std::map<std::uint32_t, std::vector<std::string>> active_vfs;
   std::map<std::uint32_t, std::uint32_t> degraded;  // partition id -> NVLinks available
   std::map<std::string, Fault> faults;              // SDK function name -> fault
   std::map<std::string, int> latency_ms;            // SDK function name or "*" -> delay

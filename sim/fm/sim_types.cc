@@ -23,6 +23,11 @@ constexpr std::array<std::pair<HostileReply, std::string_view>, 8> kHostile = {{
     {HostileReply::kTooManyFailedDevices, "too_many_failed_devices"},
 }};
 
+constexpr std::array<std::pair<FabricMode, std::string_view>, 2> kFabricModes = {{
+    {FabricMode::kSharedNvswitch, "shared_nvswitch"},
+    {FabricMode::kVgpu, "vgpu"},
+}};
+
 template <typename E, std::size_t N>
 std::string_view NameOf(const std::array<std::pair<E, std::string_view>, N>& table, E value) {
   for (const auto& [v, name] : table) {
@@ -47,6 +52,16 @@ bool ValueOf(const std::array<std::pair<E, std::string_view>, N>& table, std::st
 
 std::string_view ModeName(Mode mode) { return NameOf(kModes, mode); }
 bool ParseMode(std::string_view text, Mode* mode) { return ValueOf(kModes, text, mode); }
+std::string_view FabricModeName(FabricMode mode) { return NameOf(kFabricModes, mode); }
+bool ParseFabricModeNumber(int number, FabricMode* mode) {
+  for (const auto& [value, name] : kFabricModes) {
+    if (static_cast<int>(value) == number) {
+      *mode = value;
+      return true;
+    }
+  }
+  return false;
+}
 std::string_view HostileReplyName(HostileReply reply) { return NameOf(kHostile, reply); }
 bool ParseHostileReply(std::string_view text, HostileReply* reply) {
   return ValueOf(kHostile, text, reply);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gfp::fmsim {
 
@@ -11,6 +12,14 @@ enum class Mode {
   kRunning,
   kStarting,        // FM still initialising: partition calls return NOT_CONFIGURED
   kAwaitingResync,  // restarted in resiliency mode: waits for fmSetActivatedFabricPartitions
+};
+
+// FM's FABRIC_MODE (reference/fabric-manager.md §3.1), fixed for the life of an FM process:
+// shared NVSwitch activates whole GPUs (fmActivateFabricPartition), vGPU activates SR-IOV VFs
+// (fmActivateFabricPartitionWithVFs); each mode refuses the other call with NOT_SUPPORTED.
+enum class FabricMode {
+  kSharedNvswitch = 1,  // FABRIC_MODE=1
+  kVgpu = 2,            // FABRIC_MODE=2
 };
 
 // Replies that break the SDK's documented limits, to test the adapter's defensive decoding.
@@ -34,10 +43,16 @@ struct CallRecord {
   int code = 0;
   std::int64_t time_ms = 0;  // Unix epoch milliseconds
   int pid = 0;
+  // fmActivateFabricPartitionWithVFs only: the VFs passed, in order, as canonical BDFs.
+  std::vector<std::string> vfs;
+  // Why the simulator refused the call, when the code alone does not say (e.g. which VF rule).
+  std::string note;
 };
 
 std::string_view ModeName(Mode mode);
 bool ParseMode(std::string_view text, Mode* mode);
+std::string_view FabricModeName(FabricMode mode);          // "shared_nvswitch", "vgpu"
+bool ParseFabricModeNumber(int number, FabricMode* mode);  // 1 or 2, as FABRIC_MODE
 std::string_view HostileReplyName(HostileReply reply);
 bool ParseHostileReply(std::string_view text, HostileReply* reply);
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "adapters/fm/fm_decode.h"
+#include "adapters/fm/fm_pci_device.h"
 #include "adapters/fm/fm_return_codes.h"
 
 namespace gfp::fm {
@@ -57,6 +58,18 @@ std::string ActivationHint(int code) {
       return "NVLink training failed for the partition";
     default:
       return {};
+  }
+}
+
+std::string VfActivationHint(int code) {
+  switch (code) {
+    case abi::kBadParam:
+      return "unknown partition id, or the VFs are not one per GPU of the partition in its GPU "
+             "order";
+    case abi::kNotSupported:
+      return "Fabric Manager is not in vGPU mode (FABRIC_MODE=2)";
+    default:
+      return ActivationHint(code);
   }
 }
 
@@ -350,6 +363,39 @@ FmStatus FabricManagerClient::Activate(std::uint32_t partition_id) {
         };
       },
       ActivationHint);
+}
+
+FmStatus FabricManagerClient::ActivatePartitionWithVfs(std::uint32_t partition_id,
+                                                       std::span<const std::string> vf_bdfs) {
+  const std::string call = "fmActivateFabricPartitionWithVFs(" + std::to_string(partition_id);
+  auto refuse = [&](const std::string& why) -> FmStatus {
+    return MakeError(call + ")", abi::kBadParam, "not sent: " + why, false);
+  };
+  if (vf_bdfs.empty()) return refuse("the VF list is empty");
+  if (vf_bdfs.size() > abi::kMaxNumGpus) {
+    return refuse(std::to_string(vf_bdfs.size()) + " VFs exceed the maximum " +
+                  std::to_string(abi::kMaxNumGpus) + " (one per GPU)");
+  }
+  // Shared with the worker thread, which may outlive this call if FM does not answer in time.
+  auto vfs = std::make_shared<std::vector<abi::PciDevice>>();
+  std::string what = call + ", [";
+  for (const std::string& bdf : vf_bdfs) {
+    auto device = ParsePciDevice(bdf);
+    if (!device.ok()) return refuse(device.status().message());
+    vfs->push_back(*device);
+    what += (vfs->size() == 1 ? "" : ",") + PciDeviceName(*device);
+  }
+  what += "])";
+  auto library = library_;
+  return CallWithReconnect(
+      what,
+      [&](abi::fmHandle_t handle) {
+        return [library, handle, partition_id, vfs] {
+          return library->fn().fmActivateFabricPartitionWithVFs(handle, partition_id, vfs->data(),
+                                                                static_cast<unsigned>(vfs->size()));
+        };
+      },
+      VfActivationHint);
 }
 
 FmStatus FabricManagerClient::Deactivate(std::uint32_t partition_id) {

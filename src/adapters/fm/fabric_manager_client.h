@@ -1,6 +1,7 @@
 // The plugin's connection to Fabric Manager: connect (v2 struct, v1 fallback), partition queries
-// and (de)activation, each call bounded in time, serialised, and reconnected with backoff when FM
-// says the connection is gone. Every failure carries the FM code and name (FmError).
+// and (de)activation (whole GPUs in shared NVSwitch mode, SR-IOV VFs in vGPU mode), each call
+// bounded in time, serialised, and reconnected with backoff when FM says the connection is gone.
+// Every failure carries the FM code and name (FmError).
 #pragma once
 
 #include <atomic>
@@ -56,6 +57,12 @@ class FabricManagerClient {
   FmResult<std::vector<PartitionInfo>> GetSupportedPartitions();
   FmResult<std::vector<std::uint32_t>> GetUnsupportedPartitions();
   FmStatus Activate(std::uint32_t partition_id);
+  // vGPU mode (FABRIC_MODE=2): fmActivateFabricPartitionWithVFs. `vf_bdfs[i]` is a VF of the
+  // partition's i-th GPU (one VF per GPU, FM's GPU order, the same list on every re-activation).
+  // An empty list, more than 16 VFs or a malformed BDF is refused with FM_ST_BADPARAM before
+  // anything is sent (from_library false).
+  FmStatus ActivatePartitionWithVfs(std::uint32_t partition_id,
+                                    std::span<const std::string> vf_bdfs);
   FmStatus Deactivate(std::uint32_t partition_id);
   // Tells FM, after its own restart in resiliency mode, which partitions are still active.
   FmStatus SetActivatedPartitions(std::span<const std::uint32_t> partition_ids);
