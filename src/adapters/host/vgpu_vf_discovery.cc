@@ -55,7 +55,8 @@ Result<std::optional<VgpuVf>> InspectFunction(const fs::path& sysfs_root, const 
   auto physfn = ReadLinkBasename(dir / "physfn");
   if (!physfn.ok()) return NotOurs();  // a PF or an NVSwitch
   auto type = ReadWholeFile(dir / "nvidia" / "current_vgpu_type", kMaxAttributeBytes);
-  if (!type.ok()) return NotOurs();
+  if (!type.ok() && type.status().code() == ErrorCode::kNotFound) return NotOurs();
+  if (!type.ok()) return type.status().WithContext("cannot read nvidia/current_vgpu_type");
   const std::string type_id(TrimGoSpace(*type));
   if (type_id.empty() || type_id == "0") return NotOurs();
 
