@@ -80,7 +80,10 @@ Result<std::optional<VgpuVf>> InspectFunction(const fs::path& sysfs_root, const 
   if (auto content = ReadWholeFile(dir / "numa_node", kMaxAttributeBytes); content.ok()) {
     numa = ParseNumaNodeAttribute(*content).value_or(0);
   }
-  return std::optional<VgpuVf>(VgpuVf{name, *physfn, type_id, profile->second, group, numa});
+  GFP_ASSIGN_OR_RETURN(std::string device_id, ReadHexIdAttribute(dir, "device"));
+  VgpuVf vf{name, *physfn, type_id, profile->second, group, numa, device_id, std::nullopt};
+  if (auto cdev = ReadIommufdDeviceName(sysfs_root, name); cdev.ok()) vf.iommufd_device = *cdev;
+  return std::optional<VgpuVf>(std::move(vf));
 }
 
 }  // namespace
@@ -124,6 +127,10 @@ Result<VgpuVfDiscovery> DiscoverVgpuVfs(const fs::path& sysfs_root) {
     }
   }
   return result;
+}
+
+PciDevice AsPciDevice(const VgpuVf& vf) {
+  return PciDevice{vf.bdf, vf.device_id, "nvidia", vf.iommu_group, vf.numa_node, vf.iommufd_device};
 }
 
 std::vector<std::string> VgpuVfDiscovery::Profiles() const {

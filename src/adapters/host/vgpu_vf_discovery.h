@@ -7,21 +7,25 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "adapters/host/pci_device.h"
 #include "common/status.h"
 
 namespace gfp::adapters {
 
 struct VgpuVf {
-  std::string bdf;             // the kubelet device id, e.g. "0000:1b:00.4"
-  std::string parent_bdf;      // the physical GPU, from the physfn link
-  std::string vgpu_type_id;    // nvidia/current_vgpu_type, e.g. "1064"
-  std::string profile;         // resource suffix: "NVIDIA_H100XM-80C"
-  std::string iommu_group;     // decimal
-  std::int64_t numa_node = 0;  // the VF's numa_node; 0 when unknown or -1
+  std::string bdf;                            // the kubelet device id, e.g. "0000:1b:00.4"
+  std::string parent_bdf;                     // the physical GPU, from the physfn link
+  std::string vgpu_type_id;                   // nvidia/current_vgpu_type, e.g. "1064"
+  std::string profile;                        // resource suffix: "NVIDIA_H100XM-80C"
+  std::string iommu_group;                    // decimal
+  std::int64_t numa_node = 0;                 // the VF's numa_node; 0 when unknown or -1
+  std::string device_id;                      // the VF's PCI device id, 4 lower-case hex digits
+  std::optional<std::string> iommufd_device;  // "vfio8" from <VF>/vfio-dev/, when present
 
   bool operator==(const VgpuVf&) const = default;
 };
@@ -39,6 +43,10 @@ struct VgpuVfDiscovery {
 // id -> name with whitespace runs turned into "_"; other lines (the "ID : vGPU Name" header,
 // garbage) are ignored. The first line for an id wins.
 std::map<std::string, std::string> ParseVgpuTypeCatalog(std::string_view content);
+
+// The VF as a passthrough device (PR 192 serves VFs through the passthrough plugin, so Allocate
+// builds its device specs exactly as for a whole GPU); driver "nvidia".
+PciDevice AsPciDevice(const VgpuVf& vf);
 
 // Only failing to list <sysfs_root>/bus/pci/devices is an error.
 Result<VgpuVfDiscovery> DiscoverVgpuVfs(const std::filesystem::path& sysfs_root);

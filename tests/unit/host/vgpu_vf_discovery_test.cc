@@ -59,7 +59,9 @@ TEST_F(HostVgpuVfDiscovery, PresetGivesTheConfiguredVfOfEachGpu) {
   EXPECT_THAT(found.warnings, IsEmpty());
   ASSERT_EQ(found.vfs.size(), 8u);  // PFs, NVSwitches and VFs of type "0" are not taken
   EXPECT_EQ(found.vfs[0], (VgpuVf{"0000:1b:00.4", "0000:1b:00.0", "1064", "NVIDIA_H100XM-80C",
-                                  node_.vfs[0].iommu_group, 0}));
+                                  node_.vfs[0].iommu_group, 0, "2330", "vfio0"}));
+  EXPECT_EQ(AsPciDevice(found.vfs[0]),
+            (PciDevice{"0000:1b:00.4", "2330", "nvidia", node_.vfs[0].iommu_group, 0, "vfio0"}));
   EXPECT_EQ(found.vfs[7].bdf, "0000:df:00.4");
   EXPECT_EQ(found.vfs[7].parent_bdf, "0000:df:00.0");
   EXPECT_EQ(found.vfs[7].numa_node, 1);
@@ -111,11 +113,12 @@ TEST_F(HostVgpuVfDiscovery, GarbledAttributesAreSkippedWithWarnings) {
   Write("0000:43:00.4", "nvidia/current_vgpu_type", std::string(1 << 20, '1'));
   fs::remove(node_.DeviceDir("0000:52:00.4") / "iommu_group");
   Write("0000:61:00.4", "numa_node", "lots\n");
+  Write("0000:9d:00.4", "device", "zz\n");
   const VgpuVfDiscovery found = Discover();
-  ASSERT_EQ(found.vfs.size(), 5u);  // a garbled numa_node only means node 0
+  ASSERT_EQ(found.vfs.size(), 4u);  // a garbled numa_node only means node 0
   EXPECT_EQ(found.vfs[0].bdf, "0000:61:00.4");
   EXPECT_EQ(found.vfs[0].numa_node, 0);
-  ASSERT_EQ(found.warnings.size(), 3u);
+  ASSERT_EQ(found.warnings.size(), 4u);
   EXPECT_EQ(found.warnings[0],
             "0000:1b:00.4: skipped: nvidia/current_vgpu_type \"10\\x1b[2J64\" is not a vGPU "
             "type id");
@@ -123,6 +126,7 @@ TEST_F(HostVgpuVfDiscovery, GarbledAttributesAreSkippedWithWarnings) {
               HasSubstr("0000:43:00.4: skipped: cannot read nvidia/current_vgpu_type: "));
   EXPECT_EQ(found.warnings[2],
             "0000:52:00.4: skipped: cannot read iommu_group link: No such file or directory");
+  EXPECT_EQ(found.warnings[3], "0000:9d:00.4: skipped: device \"zz\" is not a 4-digit hex id");
 }
 
 TEST_F(HostVgpuVfDiscovery, PhysfnLeadingOutsideTheSysfsRootIsNotFollowed) {
