@@ -1,11 +1,11 @@
 #include "adapters/host/mdev_discovery.h"
 
 #include <algorithm>
-#include <optional>
 #include <system_error>
 
 #include "adapters/host/bdf.h"
 #include "adapters/host/file_reading.h"
+#include "adapters/host/numa_attribute.h"
 #include "adapters/host/pci_discovery.h"
 #include "adapters/host/sysfs_attributes.h"
 #include "adapters/host/sysfs_links.h"
@@ -51,15 +51,14 @@ Result<std::string> ReadTypeName(const fs::path& entry) {
 
 std::int64_t ReadParentNuma(const fs::path& sysfs_root, const std::string& uuid,
                             const std::string& parent, std::vector<std::string>* warnings) {
-  auto content = ReadWholeFile(PciDevicePath(sysfs_root, parent) / "numa_node", kMaxAttributeBytes);
-  std::optional<std::int64_t> numa;
-  if (content.ok()) numa = ParseNumaNodeAttribute(*content);
-  if (!numa) {
-    warnings->push_back(uuid + ": parent " + parent + " numa_node " +
-                        (content.ok() ? QuoteAttribute(*content) : content.status().message()) +
-                        "; using NUMA node 0");
+  auto present = PathExists(PciDevicePath(sysfs_root, parent));
+  if (!present.ok() || !*present) {
+    warnings->push_back(uuid + ": parent " + parent +
+                        " is not in bus/pci/devices; using NUMA node 0");
+    return 0;
   }
-  return numa.value_or(0);
+  return ReadNumaNodeOrZero(PciDevicePath(sysfs_root, parent), uuid + ": parent " + parent,
+                            warnings);
 }
 
 Result<MdevDevice> InspectMdev(const fs::path& sysfs_root, const std::string& uuid,

@@ -6,6 +6,7 @@
 
 #include "adapters/host/bdf.h"
 #include "adapters/host/file_reading.h"
+#include "adapters/host/numa_attribute.h"
 #include "adapters/host/pci_device.h"
 #include "adapters/host/pci_discovery.h"
 #include "adapters/host/sysfs_attributes.h"
@@ -46,7 +47,8 @@ std::map<std::string, std::string> CatalogFor(const fs::path& vf_dir, const fs::
 Result<std::optional<VgpuVf>> NotOurs() { return std::optional<VgpuVf>(); }
 
 // nullopt: not a configured vGPU VF (silently not ours); error: looks like one but is unusable.
-Result<std::optional<VgpuVf>> InspectFunction(const fs::path& sysfs_root, const std::string& name) {
+Result<std::optional<VgpuVf>> InspectFunction(const fs::path& sysfs_root, const std::string& name,
+                                              std::vector<std::string>* warnings) {
   const fs::path dir = PciDevicePath(sysfs_root, name);
   auto vendor = ReadHexIdAttribute(dir, "vendor");
   if (!vendor.ok() || *vendor != kNvidiaVendorId || !IsCanonicalBdf(name)) return NotOurs();
@@ -76,10 +78,7 @@ Result<std::optional<VgpuVf>> InspectFunction(const fs::path& sysfs_root, const 
                     name + " or of its parent " + *physfn);
   }
   GFP_ASSIGN_OR_RETURN(std::string group, ReadIommuGroup(dir));
-  std::int64_t numa = 0;
-  if (auto content = ReadWholeFile(dir / "numa_node", kMaxAttributeBytes); content.ok()) {
-    numa = ParseNumaNodeAttribute(*content).value_or(0);
-  }
+  const std::int64_t numa = ReadNumaNodeOrZero(dir, name, warnings);
   GFP_ASSIGN_OR_RETURN(std::string device_id, ReadHexIdAttribute(dir, "device"));
   VgpuVf vf{name, *physfn, type_id, profile->second, group, numa, device_id, std::nullopt};
   if (auto cdev = ReadIommufdDeviceName(sysfs_root, name); cdev.ok()) vf.iommufd_device = *cdev;
@@ -113,7 +112,7 @@ Result<VgpuVfDiscovery> DiscoverVgpuVfs(const fs::path& sysfs_root) {
   }
   VgpuVfDiscovery result;
   for (const std::string& name : *names) {
-    auto vf = InspectFunction(sysfs_root, name);
+    auto vf = InspectFunction(sysfs_root, name, &result.warnings);
     if (!vf.ok()) {
       result.warnings.push_back(name + ": skipped: " + vf.status().message());
     } else if (vf->has_value()) {

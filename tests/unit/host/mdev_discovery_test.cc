@@ -105,6 +105,12 @@ TEST_F(HostMdevDiscovery, ParentGoneButMdevEntryLeftIsNotPresent) {
   ASSERT_EQ(found.devices.size(), 1u);
   fs::remove(sys / "bus/pci/devices/0000:3b:00.0");
   EXPECT_FALSE(MdevStillPresent(sys, found.devices[0]));
+  // Discovered that way, it is still taken (as Go does), on NUMA node 0, with a warning.
+  const MdevDiscovery again = Discover(sys);
+  ASSERT_EQ(again.devices.size(), 1u);
+  EXPECT_THAT(again.warnings,
+              ElementsAre(std::string(kUuid) +
+                          ": parent 0000:3b:00.0 is not in bus/pci/devices; using NUMA node 0"));
 }
 
 // §1.4: parent = element [len-2] of the link; type "GRID T4-1Q" -> "GRID_T4-1Q" (no uppercase).
@@ -123,7 +129,8 @@ TEST_F(HostMdevDiscovery, GarbledParentNumaIsNodeZeroWithAWarning) {
   EXPECT_EQ(found.devices[0].numa_node, 0);
   EXPECT_THAT(found.warnings,
               ElementsAre(std::string(kUuid) +
-                          ": parent 0000:3b:00.0 numa_node \"banana\"; using NUMA node 0"));
+                          ": parent 0000:3b:00.0: numa_node \"banana\" is not a NUMA node id "
+                          "(0..1023); using NUMA node 0"));
 }
 
 TEST_F(HostMdevDiscovery, EntryThatIsNotAUuidIsSkippedEscaped) {

@@ -118,7 +118,7 @@ TEST_F(HostVgpuVfDiscovery, GarbledAttributesAreSkippedWithWarnings) {
   ASSERT_EQ(found.vfs.size(), 4u);  // a garbled numa_node only means node 0
   EXPECT_EQ(found.vfs[0].bdf, "0000:61:00.4");
   EXPECT_EQ(found.vfs[0].numa_node, 0);
-  ASSERT_EQ(found.warnings.size(), 4u);
+  ASSERT_EQ(found.warnings.size(), 5u);
   EXPECT_EQ(found.warnings[0],
             "0000:1b:00.4: skipped: nvidia/current_vgpu_type \"10\\x1b[2J64\" is not a vGPU "
             "type id");
@@ -126,7 +126,9 @@ TEST_F(HostVgpuVfDiscovery, GarbledAttributesAreSkippedWithWarnings) {
               HasSubstr("0000:43:00.4: skipped: cannot read nvidia/current_vgpu_type: "));
   EXPECT_EQ(found.warnings[2],
             "0000:52:00.4: skipped: cannot read iommu_group link: No such file or directory");
-  EXPECT_EQ(found.warnings[3], "0000:9d:00.4: skipped: device \"zz\" is not a 4-digit hex id");
+  EXPECT_EQ(found.warnings[3],
+            "0000:61:00.4: numa_node \"lots\" is not a NUMA node id (0..1023); using NUMA node 0");
+  EXPECT_EQ(found.warnings[4], "0000:9d:00.4: skipped: device \"zz\" is not a 4-digit hex id");
 }
 
 TEST_F(HostVgpuVfDiscovery, PhysfnLeadingOutsideTheSysfsRootIsNotFollowed) {
