@@ -57,8 +57,40 @@ Status FakeNode::SetNumaNode(const std::string& bdf, int numa_node) const {
 
 Status FakeNode::RemoveDevice(const std::string& bdf) const {
   GFP_RETURN_IF_ERROR(RequireDevice(*this, bdf));
+  // Children go first, as when the kernel unregisters a parent.
+  for (const FakeMdev& mdev : mdevs) {
+    if (mdev.parent_bdf == bdf) {
+      GFP_RETURN_IF_ERROR(RemovePath(sysfs_root / "bus" / "mdev" / "devices" / mdev.uuid));
+    }
+  }
+  for (const FakeVf& vf : vfs) {
+    if (vf.parent_bdf == bdf) {
+      GFP_RETURN_IF_ERROR(RemovePath(sysfs_root / "bus" / "pci" / "devices" / vf.bdf));
+      GFP_RETURN_IF_ERROR(RemovePath(DeviceDir(vf.bdf)));
+    }
+  }
   GFP_RETURN_IF_ERROR(RemovePath(sysfs_root / "bus" / "pci" / "devices" / bdf));
   return RemovePath(DeviceDir(bdf));
+}
+
+Status FakeNode::RemoveMdev(const std::string& uuid) const {
+  for (const FakeMdev& mdev : mdevs) {
+    if (mdev.uuid != uuid) continue;
+    std::error_code ec;
+    if (!fs::is_directory(MdevDir(mdev), ec)) break;
+    GFP_RETURN_IF_ERROR(RemovePath(sysfs_root / "bus" / "mdev" / "devices" / uuid));
+    return RemovePath(MdevDir(mdev));
+  }
+  return NotFound("fake node: no mdev " + uuid + " under " + sysfs_root.string());
+}
+
+Status FakeNode::SetVfVgpuType(const std::string& vf_bdf, const std::string& type_id) const {
+  GFP_RETURN_IF_ERROR(RequireDevice(*this, vf_bdf));
+  std::error_code ec;
+  if (!fs::is_symlink(DeviceDir(vf_bdf) / "physfn", ec)) {
+    return FailedPrecondition("fake node: " + vf_bdf + " is not a VF (no physfn link)");
+  }
+  return WriteTextFile(DeviceDir(vf_bdf) / "nvidia" / "current_vgpu_type", type_id + "\n");
 }
 
 }  // namespace gfp::sim

@@ -65,7 +65,63 @@ const PresetLayout kA100x16 = {
      "0000:e5:00.0"},
 };
 
+// DGX A100 (40GB) PCI addresses; mdevs live on these GPUs in the mdev preset.
+const PresetLayout kA100x8Mdev = {
+    "20b0",
+    "GA100 [A100 SXM4 40GB]",
+    "1af1",
+    "GA100 [A100 NVSwitch]",
+    {{"0000:07:00.0", 3},
+     {"0000:0f:00.0", 4},
+     {"0000:47:00.0", 1},
+     {"0000:4e:00.0", 2},
+     {"0000:87:00.0", 7},
+     {"0000:90:00.0", 8},
+     {"0000:b7:00.0", 5},
+     {"0000:bd:00.0", 6}},
+    {"0000:e0:00.0", "0000:e1:00.0", "0000:e2:00.0", "0000:e3:00.0", "0000:e4:00.0",
+     "0000:e5:00.0"},
+};
+
+// Four Grace Hopper superchips (one GPU each, PCI domains 0009/0019/... as on GH200 boards),
+// each socket its own NUMA node; no NVSwitch.
+const PresetLayout kGh200x4 = {
+    "2342",
+    "GH100 [GH200 120GB / 480GB]",
+    "",
+    "",
+    {{"0009:01:00.0", 1, 0},
+     {"0019:01:00.0", 2, 1},
+     {"0029:01:00.0", 3, 2},
+     {"0039:01:00.0", 4, 3}},
+    {},
+};
+
 }  // namespace
+
+const PresetLayout& LayoutOf(VgpuNodePreset preset) {
+  switch (preset) {
+    case VgpuNodePreset::kMdevA100:
+      return kA100x8Mdev;
+    case VgpuNodePreset::kGraceGh200:
+      return kGh200x4;
+    case VgpuNodePreset::kVfH100:
+      break;
+  }
+  return kH100;  // the VF node's PFs are the H100 preset's GPUs, same module ids
+}
+
+const char* VgpuNodePresetName(VgpuNodePreset preset) {
+  switch (preset) {
+    case VgpuNodePreset::kMdevA100:
+      return "mdev-a100";
+    case VgpuNodePreset::kGraceGh200:
+      return "grace-gh200";
+    case VgpuNodePreset::kVfH100:
+      break;
+  }
+  return "vf-h100";
+}
 
 const PresetLayout& LayoutOf(NodePreset preset) {
   switch (preset) {

@@ -12,6 +12,7 @@ namespace gfp::sim {
 struct PresetGpu {
   std::string bdf;
   std::uint32_t module_id;
+  int numa_node = -1;  // -1: from the bus number (below 0x80 -> 0, else 1)
 };
 
 struct PresetLayout {
@@ -19,10 +20,12 @@ struct PresetLayout {
   std::string gpu_name;  // pci.ids text
   std::string switch_device_id;
   std::string switch_name;
-  std::vector<PresetGpu> gpus;           // PCI order
-  std::vector<std::string> switch_bdfs;  // NVSwitch functions, left on the nvidia driver
+  std::vector<PresetGpu> gpus;  // PCI order
+  std::vector<std::string>
+      switch_bdfs;  // NVSwitch functions, left on the nvidia driver (may be none)
 };
 
 const PresetLayout& LayoutOf(NodePreset preset);
+const PresetLayout& LayoutOf(VgpuNodePreset preset);
 
 }  // namespace gfp::sim
