@@ -9,6 +9,7 @@ namespace gfp::fm {
 namespace {
 
 using testing::FmSimTest;
+using testing::UnixParams;
 
 class FmSimRaw : public FmSimTest {
  protected:
@@ -25,16 +26,6 @@ class FmSimRaw : public FmSimTest {
     FmSimTest::TearDown();
   }
   const FmFunctions& fn() { return library_->fn(); }
-
-  static abi::ConnectParamsV2 UnixParams() {
-    abi::ConnectParamsV2 params{};
-    params.version = abi::kConnectParamsV2Version;
-    std::strcpy(params.addressInfo, "/run/fm.sock");
-    params.timeoutMs = 1000;
-    params.addressIsUnixSocket = 1;
-    params.addressType = abi::kAddrUnix;
-    return params;
-  }
 
   std::shared_ptr<const FabricManagerLibrary> library_;
 };

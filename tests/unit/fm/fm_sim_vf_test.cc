@@ -36,12 +36,7 @@ class FmSimVf : public FmSimTest {
     library_ = *library;
     fn().fmLibShutdown();  // process-global: an earlier test may have left it initialised
     ASSERT_EQ(fn().fmLibInit(), abi::kSuccess);
-    abi::ConnectParamsV2 params{};
-    params.version = abi::kConnectParamsV2Version;
-    std::strcpy(params.addressInfo, "/run/fm.sock");
-    params.timeoutMs = 1000;
-    params.addressIsUnixSocket = 1;
-    params.addressType = abi::kAddrUnix;
+    abi::ConnectParamsV2 params = testing::UnixParams();
     ASSERT_EQ(fn().fmConnect(&params, &handle_), abi::kSuccess);
     for (std::uint32_t gpu = 1; gpu <= 8; ++gpu) {
       ASSERT_TRUE(sim().SetVfParent(VfOf(gpu, 4), gpu).ok());
@@ -197,12 +192,7 @@ TEST_F(FmSimVf, RestartsKeepOrDropTheVfLists) {
   ASSERT_EQ(ActivateWithVfs(4, {Pci(2), Pci(4)}), abi::kSuccess);
   ASSERT_TRUE(sim().Restart(/*resiliency=*/true).ok());
   EXPECT_EQ(ActiveVfs().size(), 2u);
-  abi::ConnectParamsV2 params{};
-  params.version = abi::kConnectParamsV2Version;
-  std::strcpy(params.addressInfo, "/run/fm.sock");
-  params.timeoutMs = 1000;
-  params.addressIsUnixSocket = 1;
-  params.addressType = abi::kAddrUnix;
+  abi::ConnectParamsV2 params = testing::UnixParams();
   ASSERT_EQ(fn().fmConnect(&params, &handle_), abi::kSuccess);
   abi::ActivatedFabricPartitionList resync{};
   resync.version = abi::kActivatedFabricPartitionListVersion;

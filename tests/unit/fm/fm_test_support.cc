@@ -2,9 +2,20 @@
 
 #include <stdlib.h>
 
+#include <cstring>
 #include <filesystem>
 
 namespace gfp::fm::testing {
+
+abi::ConnectParamsV2 UnixParams() {
+  abi::ConnectParamsV2 params{};
+  params.version = abi::kConnectParamsV2Version;
+  std::strcpy(params.addressInfo, "/run/fm.sock");
+  params.timeoutMs = 1000;
+  params.addressIsUnixSocket = 1;
+  params.addressType = abi::kAddrUnix;
+  return params;
+}
 
 void FmSimTest::UseTable(std::string_view table) {
   if (dir_.empty()) {

@@ -10,11 +10,15 @@
 #include <vector>
 
 #include "adapters/fm/fabric_manager_client.h"
+#include "adapters/fm/fm_abi.h"
 #include "sim/fm/fm_sim_control.h"
 
 namespace gfp::fm::testing {
 
 inline constexpr const char* kSimLibrary = GFP_FM_SIM_LIBRARY;
+
+// v2 connect parameters for the simulator's Unix socket, as the raw-ABI tests pass them.
+abi::ConnectParamsV2 UnixParams();
 
 class FmSimTest : public ::testing::Test {
  protected:
