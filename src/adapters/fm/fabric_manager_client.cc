@@ -53,7 +53,7 @@ std::string ActivationHint(int code) {
     case abi::kNotConfigured:
       return "Fabric Manager is initialising or waiting for fmSetActivatedFabricPartitions";
     case abi::kNotSupported:
-      return "Fabric Manager is not in shared NVSwitch mode";
+      return "Fabric Manager is not in shared NVSwitch mode (FABRIC_MODE=1)";
     case abi::kNvlinkError:
       return "NVLink training failed for the partition";
     default:
