@@ -57,6 +57,9 @@ class Applier {
       device.device_id = d.device_id();
       device.iommu_group = d.iommu_group();
       device.numa_node = std::max(0, d.numa_node());
+      device.kind =
+          d.kind() == events::DEVICE_KIND_MDEV ? DeviceKind::kMdev : DeviceKind::kPciPassthrough;
+      device.parent_bdf = d.parent_bdf();
       // Health survives re-observation of the same device.
       if (auto old = s_.devices.find(d.bdf()); old != s_.devices.end()) {
         device.healthy = old->second.healthy;

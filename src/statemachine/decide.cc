@@ -281,8 +281,9 @@ void DecideRequest(Builder& b, const RequestAllocation& r) {
   const AllocationId id = AllocationIdFor(b.state().next_allocation_number);
   b.SetAllocation(id);
   Refusal refusal = ValidateRequest(b.state(), r);
-  if (refusal.text.empty() && b.state().fm_enabled)
-    refusal = FabricManagerRefusal(b.state(), r.device_ids);
+  // An mdev vGPU is never in a Fabric Manager partition (SPEC §9): no FM check, no partition.
+  const bool with_fm = b.state().fm_enabled && !AnyMdev(b.state(), r.device_ids);
+  if (refusal.text.empty() && with_fm) refusal = FabricManagerRefusal(b.state(), r.device_ids);
 
   events::AllocationRequested requested;
   const std::size_t omitted = RequestedEvent(id, r, !refusal.text.empty(), requested);
@@ -328,7 +329,7 @@ void DecideRequest(Builder& b, const RequestAllocation& r) {
     GFP_EMIT(b, allocation_released, released);
   }
 
-  if (!b.state().fm_enabled) {
+  if (!with_fm) {
     Grant(b, id, std::nullopt);
     return;
   }

@@ -39,7 +39,10 @@ struct Candidate {
 
 Result<std::vector<std::string>> PreferredAllocation(const State& state,
                                                      const PreferredRequest& request) {
-  return state.fm_enabled ? PreferredByPartition(state, request) : PreferredByNuma(state, request);
+  // mdev vGPUs have no partitions: NUMA, as without Fabric Manager.
+  const bool by_partition = state.fm_enabled && !AnyMdev(state, request.available) &&
+                            !AnyMdev(state, request.must_include);
+  return by_partition ? PreferredByPartition(state, request) : PreferredByNuma(state, request);
 }
 
 Result<std::vector<std::string>> PreferredByPartition(const State& state,

@@ -24,6 +24,8 @@ std::string EncodeSnapshot(const State& s) {
     o->set_numa_node(d.numa_node);
     o->set_healthy(d.healthy);
     o->set_unhealthy_reason(d.unhealthy_reason);
+    o->set_kind(static_cast<int>(d.kind));
+    o->set_parent_bdf(d.parent_bdf);
   }
   for (const auto& w : s.inventory_warnings) out.add_inventory_warnings(w);
   out.set_module_mapping_path(s.module_mapping_path);
@@ -105,8 +107,15 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
   s.release_grace = in.release_grace();
   s.plugin_version = in.plugin_version();
   for (const auto& d : in.devices()) {
-    DeviceState device{d.bdf(),       d.resource(), d.device_id(),       d.iommu_group(),
-                       d.numa_node(), d.healthy(),  d.unhealthy_reason()};
+    DeviceState device{d.bdf(),
+                       d.resource(),
+                       d.device_id(),
+                       d.iommu_group(),
+                       d.numa_node(),
+                       d.healthy(),
+                       d.unhealthy_reason(),
+                       d.kind() == 1 ? DeviceKind::kMdev : DeviceKind::kPciPassthrough,
+                       d.parent_bdf()};
     s.devices[d.bdf()] = std::move(device);
   }
   s.inventory_warnings.assign(in.inventory_warnings().begin(), in.inventory_warnings().end());

@@ -36,6 +36,14 @@ std::map<Bdf, ModuleId> GpusWithModulesUnknownToFabricManager(const State& state
   return out;
 }
 
+bool AnyMdev(const State& state, const std::vector<std::string>& device_ids) {
+  for (const auto& id : device_ids) {
+    auto device = state.devices.find(id);
+    if (device != state.devices.end() && device->second.kind == DeviceKind::kMdev) return true;
+  }
+  return false;
+}
+
 PartitionDevices DevicesOfPartition(const State& state, const PartitionState& partition) {
   PartitionDevices out;
   for (ModuleId module : partition.physical_ids) {

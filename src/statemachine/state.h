@@ -20,14 +20,19 @@ using Micros = std::int64_t;
 
 inline constexpr Micros kDefaultReleaseGrace = 30'000'000;
 
+// Which kind of kubelet device (events.proto DeviceKind; same values).
+enum class DeviceKind { kPciPassthrough = 0, kMdev = 1 };
+
 struct DeviceState {
-  Bdf bdf;
+  Bdf bdf;  // the device's kubelet ID: a PCI address, or an mdev's UUID
   std::string resource;
   std::string device_id;
   std::string iommu_group;
   int numa_node = 0;
   bool healthy = true;
   std::string unhealthy_reason;
+  DeviceKind kind = DeviceKind::kPciPassthrough;
+  Bdf parent_bdf;  // an mdev's parent GPU; empty for passthrough
 
   bool operator==(const DeviceState&) const = default;
 };
@@ -157,6 +162,10 @@ std::optional<PartitionId> PartitionWithExactDevices(const State& state,
 // GPUs mapped to a module id that no partition of Fabric Manager's table has (such a GPU can
 // never be allocated), with that module id. Empty while the table is not known.
 std::map<Bdf, ModuleId> GpusWithModulesUnknownToFabricManager(const State& state);
+
+// Some of `device_ids` are mdev vGPUs: Fabric Manager has no say over them (SPEC §9), so their
+// requests are granted and preferred without partitions even with Fabric Manager enabled.
+bool AnyMdev(const State& state, const std::vector<std::string>& device_ids);
 
 // Active partitions sharing at least one GPU with `devices`.
 std::vector<PartitionId> ActivePartitionsOverlapping(const State& state,
