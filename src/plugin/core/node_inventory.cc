@@ -4,6 +4,7 @@
 #include <map>
 
 #include "adapters/host/pci_discovery.h"
+#include "adapters/host/vgpu_naming.h"
 
 namespace gfp::plugin {
 
@@ -67,6 +68,28 @@ sm::ObserveInventory InventoryCommand(const NodeInventory& inventory, sm::Micros
   }
   command.warnings = inventory.discovery.warnings;
   return command;
+}
+
+adapters::ResourceNaming MdevResourceNaming(const std::string& type_name) {
+  adapters::ResourceNaming naming;
+  naming.suffix = type_name;
+  naming.resource_name = adapters::ResourceName(type_name);
+  naming.socket_name = adapters::PluginSocketName(type_name);
+  naming.env_key = adapters::MdevEnvKey(type_name);
+  return naming;
+}
+
+void AppendMdevDevices(const adapters::MdevDiscovery& mdevs, sm::ObserveInventory& command) {
+  for (const auto& mdev : mdevs.devices) {
+    events::Device device;
+    device.set_bdf(mdev.uuid);
+    device.set_resource(adapters::ResourceName(mdev.type_name));
+    device.set_numa_node(static_cast<std::int32_t>(std::max<std::int64_t>(0, mdev.numa_node)));
+    device.set_kind(events::DEVICE_KIND_MDEV);
+    device.set_parent_bdf(mdev.parent_bdf);
+    command.devices.push_back(std::move(device));
+  }
+  command.warnings.insert(command.warnings.end(), mdevs.warnings.begin(), mdevs.warnings.end());
 }
 
 }  // namespace gfp::plugin

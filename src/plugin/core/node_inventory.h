@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "adapters/host/mdev_discovery.h"
 #include "adapters/host/pci_device.h"
 #include "adapters/host/pci_ids.h"
 #include "adapters/host/resource_naming.h"
@@ -33,5 +34,14 @@ Result<NodeInventory> ScanNode(const std::filesystem::path& sysfs_root,
                                const adapters::PciIds& pci_ids);
 
 sm::ObserveInventory InventoryCommand(const NodeInventory& inventory, sm::Micros now);
+
+// The kubelet resource of one mdev type (upstream-behaviour.md §1.4, §1.10): "nvidia.com/<type>",
+// socket "kubevirt-<type>.sock", env key "MDEV_PCI_RESOURCE_NVIDIA_COM_<TYPE>".
+// Not yet used by ScanNode: serving mdevs is the next step.
+adapters::ResourceNaming MdevResourceNaming(const std::string& type_name);
+
+// Adds the mdevs to an inventory command, kind MDEV, the UUID as the device id, the parent GPU's
+// NUMA node; the discovery's warnings are appended to the command's.
+void AppendMdevDevices(const adapters::MdevDiscovery& mdevs, sm::ObserveInventory& command);
 
 }  // namespace gfp::plugin
