@@ -45,4 +45,6 @@ Result<std::vector<DeviceNodeSpec>> ContainerDeviceSpecs(std::span<const PciDevi
   return specs;
 }
 
+std::vector<DeviceNodeSpec> MdevContainerDeviceSpecs() { return {{kVfioDir, kVfioDir, "mrw"}}; }
+
 }  // namespace gfp::adapters

@@ -30,4 +30,8 @@ Result<std::vector<DeviceNodeSpec>> ContainerDeviceSpecs(std::span<const PciDevi
                                                          std::span<const std::string> requested,
                                                          bool iommufd);
 
+// The device nodes of a container given mdev vGPUs (upstream-behaviour.md §1.10): the whole
+// /dev/vfio directory, mrw, once, however many mdevs it gets.
+std::vector<DeviceNodeSpec> MdevContainerDeviceSpecs();
+
 }  // namespace gfp::adapters

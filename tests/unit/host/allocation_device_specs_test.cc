@@ -111,5 +111,11 @@ TEST(HostAllocationDeviceSpecsGroup, EmptyRequestGivesNoSpecs) {
   EXPECT_TRUE(specs->empty());
 }
 
+// upstream-behaviour.md §1.10: an mdev container gets the /dev/vfio directory itself, mrw.
+TEST(HostAllocationDeviceSpecsMdev, TheWholeVfioDirectoryOnce) {
+  EXPECT_EQ(MdevContainerDeviceSpecs(),
+            (std::vector<DeviceNodeSpec>{{"/dev/vfio", "/dev/vfio", "mrw"}}));
+}
+
 }  // namespace
 }  // namespace gfp::adapters
