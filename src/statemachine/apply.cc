@@ -57,8 +57,7 @@ class Applier {
       device.device_id = d.device_id();
       device.iommu_group = d.iommu_group();
       device.numa_node = std::max(0, d.numa_node());
-      device.kind =
-          d.kind() == events::DEVICE_KIND_MDEV ? DeviceKind::kMdev : DeviceKind::kPciPassthrough;
+      device.kind = DeviceKindOf(d.kind());
       device.parent_bdf = d.parent_bdf();
       // Health survives re-observation of the same device.
       if (auto old = s_.devices.find(d.bdf()); old != s_.devices.end()) {
@@ -215,7 +214,7 @@ class Applier {
               std::to_string(it->second.requested_seq) + " is pending");
       return false;
     }
-    s_.intents[pid] = PendingIntent{kind, allocation, seq_, time_};
+    s_.intents[pid] = PendingIntent{kind, allocation, seq_, time_, {}};
     return true;
   }
 

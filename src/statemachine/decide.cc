@@ -123,7 +123,7 @@ void RequestDeactivation(Builder& b, PartitionId pid, const std::string& reason,
   requested.set_reason(reason);
   requested.set_for_allocation_id(for_allocation);
   GFP_EMIT(b, partition_deactivation_requested, requested);
-  b.Effect({Effect::Kind::kDeactivatePartition, pid, {}});
+  b.Effect({Effect::Kind::kDeactivatePartition, pid, {}, {}});
 }
 
 void RequestActivation(Builder& b, PartitionId pid, const AllocationId& for_allocation,
@@ -133,7 +133,7 @@ void RequestActivation(Builder& b, PartitionId pid, const AllocationId& for_allo
   requested.set_allocation_id(for_allocation);
   requested.set_reason(reason);
   GFP_EMIT(b, partition_activation_requested, requested);
-  b.Effect({Effect::Kind::kActivatePartition, pid, {}});
+  b.Effect({Effect::Kind::kActivatePartition, pid, {}, {}});
 }
 
 std::string PendingText(const PendingIntent& intent, PartitionId pid) {
@@ -724,7 +724,7 @@ struct Dispatch {
   void operator()(const ReleaseAllocation& c) { DecideRelease(b, c); }
   void operator()(const ReleaseOrphanPartition& c) { DecideOrphan(b, c); }
   void operator()(const ResyncFabricManager&) {
-    Effect effect{Effect::Kind::kSetActivatedPartitions, 0, {}};
+    Effect effect{Effect::Kind::kSetActivatedPartitions, 0, {}, {}};
     for (const auto& [pid, active] : b.state().active) effect.partition_ids.push_back(pid);
     b.Effect(effect);
   }

@@ -20,6 +20,9 @@ struct Effect {
   Kind kind = Kind::kActivatePartition;
   PartitionId partition_id = 0;            // activate / deactivate
   std::vector<PartitionId> partition_ids;  // set-activated
+  // activate: non-empty for vGPU VFs (fmActivateFabricPartitionWithVFs), vf_bdfs[i] on the
+  // partition's i-th GPU; empty for whole GPUs (fmActivateFabricPartition).
+  std::vector<Bdf> vf_bdfs;
 
   bool operator==(const Effect&) const = default;
 };

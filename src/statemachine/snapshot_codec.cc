@@ -51,6 +51,7 @@ std::string EncodeSnapshot(const State& s) {
     o->set_owner(a.owner);
     o->set_adopted(a.adopted);
     o->set_since(a.since);
+    for (const auto& vf : a.vf_bdfs) o->add_vf_bdfs(vf);
   }
   for (const auto& [id, i] : s.intents) {
     auto* o = out.add_intents();
@@ -59,6 +60,7 @@ std::string EncodeSnapshot(const State& s) {
     o->set_allocation_id(i.allocation_id);
     o->set_requested_seq(i.requested_seq);
     o->set_requested_at(i.requested_at);
+    for (const auto& vf : i.vf_bdfs) o->add_vf_bdfs(vf);
   }
   for (const auto& [id, a] : s.allocations) {
     auto* o = out.add_allocations();
@@ -74,6 +76,7 @@ std::string EncodeSnapshot(const State& s) {
     o->set_pod_namespace(a.pod_namespace);
     o->set_pod_name(a.pod_name);
     o->set_container_name(a.container_name);
+    for (const auto& vf : a.fabric_vfs) o->add_fabric_vfs(vf);
   }
   out.set_next_allocation_number(s.next_allocation_number);
   out.set_kubelet_restarts(s.kubelet_restarts);
@@ -114,7 +117,7 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
                        d.numa_node(),
                        d.healthy(),
                        d.unhealthy_reason(),
-                       d.kind() == 1 ? DeviceKind::kMdev : DeviceKind::kPciPassthrough,
+                       DeviceKindOf(d.kind()),
                        d.parent_bdf()};
     s.devices[d.bdf()] = std::move(device);
   }
@@ -137,12 +140,14 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
     s.partitions[p.id()] = std::move(partition);
   }
   for (const auto& a : in.active()) {
-    s.active[a.partition_id()] = ActivePartition{a.owner(), a.adopted(), a.since()};
+    s.active[a.partition_id()] = ActivePartition{
+        a.owner(), a.adopted(), a.since(), {a.vf_bdfs().begin(), a.vf_bdfs().end()}};
   }
   for (const auto& i : in.intents()) {
     if (i.kind() != 0 && i.kind() != 1) return DataLoss("snapshot has an unknown intent kind");
     s.intents[i.partition_id()] = PendingIntent{
-        static_cast<IntentKind>(i.kind()), i.allocation_id(), i.requested_seq(), i.requested_at()};
+        static_cast<IntentKind>(i.kind()), i.allocation_id(), i.requested_seq(), i.requested_at(),
+        {i.vf_bdfs().begin(), i.vf_bdfs().end()}};
   }
   for (const auto& a : in.allocations()) {
     if (a.status() < 0 || a.status() > 4) return DataLoss("snapshot has an unknown status");
@@ -158,6 +163,7 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
     allocation.pod_namespace = a.pod_namespace();
     allocation.pod_name = a.pod_name();
     allocation.container_name = a.container_name();
+    allocation.fabric_vfs.assign(a.fabric_vfs().begin(), a.fabric_vfs().end());
     s.allocations[a.id()] = std::move(allocation);
   }
   s.next_allocation_number = in.next_allocation_number();

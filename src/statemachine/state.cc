@@ -36,6 +36,35 @@ std::map<Bdf, ModuleId> GpusWithModulesUnknownToFabricManager(const State& state
   return out;
 }
 
+const char* DeviceKindName(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::kPciPassthrough:
+      return "passthrough";
+    case DeviceKind::kMdev:
+      return "mdev";
+    case DeviceKind::kVgpuVf:
+      return "vgpu-vf";
+  }
+  return "?";
+}
+
+DeviceKind DeviceKindOf(int journaled_kind) {
+  switch (journaled_kind) {
+    case 1:
+      return DeviceKind::kMdev;
+    case 2:
+      return DeviceKind::kVgpuVf;
+    default:
+      return DeviceKind::kPciPassthrough;
+  }
+}
+
+Bdf GpuOf(const State& state, const std::string& device_id) {
+  auto device = state.devices.find(device_id);
+  if (device == state.devices.end() || device->second.parent_bdf.empty()) return device_id;
+  return device->second.parent_bdf;
+}
+
 bool AnyMdev(const State& state, const std::vector<std::string>& device_ids) {
   for (const auto& id : device_ids) {
     auto device = state.devices.find(id);

@@ -21,10 +21,14 @@ using Micros = std::int64_t;
 inline constexpr Micros kDefaultReleaseGrace = 30'000'000;
 
 // Which kind of kubelet device (events.proto DeviceKind; same values).
-enum class DeviceKind { kPciPassthrough = 0, kMdev = 1 };
+enum class DeviceKind { kPciPassthrough = 0, kMdev = 1, kVgpuVf = 2 };
+const char* DeviceKindName(DeviceKind kind);  // "passthrough", "mdev", "vgpu-vf"
+// A journaled kind number (events.DeviceKind); a number this build does not know reads as
+// passthrough, the kind of every device journaled before kinds existed.
+DeviceKind DeviceKindOf(int journaled_kind);
 
 struct DeviceState {
-  Bdf bdf;  // the device's kubelet ID: a PCI address, or an mdev's UUID
+  Bdf bdf;  // the device's kubelet ID: a PCI address (GPU or VF), or an mdev's UUID
   std::string resource;
   std::string device_id;
   std::string iommu_group;
@@ -32,7 +36,7 @@ struct DeviceState {
   bool healthy = true;
   std::string unhealthy_reason;
   DeviceKind kind = DeviceKind::kPciPassthrough;
-  Bdf parent_bdf;  // an mdev's parent GPU; empty for passthrough
+  Bdf parent_bdf;  // the GPU an mdev or a VF lives on; empty for passthrough
 
   bool operator==(const DeviceState&) const = default;
 };
@@ -71,6 +75,9 @@ struct Allocation {
   std::string pod_namespace;  // set once bound
   std::string pod_name;
   std::string container_name;
+  // vGPU VFs with Fabric Manager: the VF list of the first activation journaled for this
+  // allocation (partition GPU order); every re-activation for it passes the same list.
+  std::vector<Bdf> fabric_vfs;
 
   bool live() const {
     return status == AllocationStatus::kRequested || status == AllocationStatus::kGranted ||
@@ -88,6 +95,7 @@ struct PendingIntent {
   AllocationId allocation_id;  // activation: the owner-to-be; deactivation: who it clears way for
   std::uint64_t requested_seq = 0;
   Micros requested_at = 0;
+  std::vector<Bdf> vf_bdfs;  // activation with VFs: the list passed to FM
 
   bool operator==(const PendingIntent&) const = default;
 };
@@ -96,6 +104,7 @@ struct ActivePartition {
   AllocationId owner;    // empty when adopted or when its owner was released
   bool adopted = false;  // found active in FM without a journaled activation
   Micros since = 0;
+  std::vector<Bdf> vf_bdfs;  // activated with these VFs (FABRIC_MODE=2); empty for whole GPUs
 
   bool operator==(const ActivePartition&) const = default;
 };
@@ -166,6 +175,10 @@ std::map<Bdf, ModuleId> GpusWithModulesUnknownToFabricManager(const State& state
 // Some of `device_ids` are mdev vGPUs: Fabric Manager has no say over them (SPEC §9), so their
 // requests are granted and preferred without partitions even with Fabric Manager enabled.
 bool AnyMdev(const State& state, const std::vector<std::string>& device_ids);
+
+// The physical GPU behind a kubelet device: the device itself for passthrough, its parent for an
+// mdev or a VF. Unknown ids map to themselves.
+Bdf GpuOf(const State& state, const std::string& device_id);
 
 // Active partitions sharing at least one GPU with `devices`.
 std::vector<PartitionId> ActivePartitionsOverlapping(const State& state,

@@ -24,10 +24,10 @@ sm::State AState() {
   a2.devices = {"0000:52:00.0"};
   a2.requested_at = 20;
   s.allocations[a2.id] = a2;
-  s.active[3] = sm::ActivePartition{"alloc-1", false, 1};
-  s.active[7] = sm::ActivePartition{"", false, 1};
-  s.intents[4] = sm::PendingIntent{sm::IntentKind::kActivate, "alloc-2", 5, 20};
-  s.intents[9] = sm::PendingIntent{sm::IntentKind::kDeactivate, "alloc-2", 6, 20};
+  s.active[3] = sm::ActivePartition{"alloc-1", false, 1, {}};
+  s.active[7] = sm::ActivePartition{"", false, 1, {}};
+  s.intents[4] = sm::PendingIntent{sm::IntentKind::kActivate, "alloc-2", 5, 20, {}};
+  s.intents[9] = sm::PendingIntent{sm::IntentKind::kDeactivate, "alloc-2", 6, 20, {}};
   return s;
 }
 
