@@ -55,16 +55,20 @@ Result<std::unique_ptr<PluginCore>> BuildCore(const ServeConfig& config, const s
                                               Clock clock, const CoreOverrides& overrides) {
   GFP_ASSIGN_OR_RETURN(auto engine, OpenJournal(config, overrides.engine));
   GFP_ASSIGN_OR_RETURN(adapters::PciIds names, LoadNames(config));
-  GFP_ASSIGN_OR_RETURN(NodeInventory inventory, ScanNode(config.sysfs_root, names));
+  GFP_ASSIGN_OR_RETURN(NodeInventory inventory,
+                       ScanNode(config.sysfs_root, config.dev_root, names));
   if (inventory.resources.empty()) {
-    spdlog::warn("no NVIDIA device bound to vfio-pci under {}", config.sysfs_root.string());
+    spdlog::warn(
+        "no NVIDIA device to serve under {} (no GPU on a VFIO driver, no vGPU VF, no mdev)",
+        config.sysfs_root.string());
   }
 
   std::optional<adapters::ModuleMapping> mapping;
   std::unique_ptr<FabricLink> fabric;
   if (config.fabric_manager) {
-    GFP_ASSIGN_OR_RETURN(
-        auto checked, adapters::LoadModuleMappingFor(config.pci_module_mapping, inventory.Bdfs()));
+    GFP_RETURN_IF_ERROR(CheckOneFabricMode(inventory));
+    GFP_ASSIGN_OR_RETURN(auto checked, adapters::LoadModuleMappingFor(config.pci_module_mapping,
+                                                                      inventory.FabricGpuBdfs()));
     for (const auto& warning : checked.warnings) spdlog::warn("{}", warning);
     mapping = std::move(checked.mapping);
     GFP_ASSIGN_OR_RETURN(fabric, MakeFabricLink(config, overrides));

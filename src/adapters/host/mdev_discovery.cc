@@ -110,10 +110,26 @@ Result<MdevDiscovery> DiscoverMdevDevices(const fs::path& sysfs_root) {
   return result;
 }
 
-bool MdevStillPresent(const fs::path& sysfs_root, const MdevDevice& mdev) {
-  auto entry = PathExists(sysfs_root / "bus" / "mdev" / "devices" / mdev.uuid);
+Status CheckMdevUnchanged(const fs::path& sysfs_root, const MdevDevice& mdev) {
   auto parent = PathExists(PciDevicePath(sysfs_root, mdev.parent_bdf));
-  return entry.ok() && *entry && parent.ok() && *parent;
+  if (!parent.ok() || !*parent) {
+    return FailedPrecondition("mdev " + mdev.uuid + ": its parent GPU " + mdev.parent_bdf +
+                              " is gone");
+  }
+  auto entry = PathExists(sysfs_root / "bus" / "mdev" / "devices" / mdev.uuid);
+  if (!entry.ok() || !*entry) return FailedPrecondition("mdev " + mdev.uuid + " is gone");
+  std::vector<std::string> ignored;
+  auto now = InspectMdev(sysfs_root, mdev.uuid, &ignored);
+  if (!now.ok()) return FailedPrecondition("mdev " + mdev.uuid + ": " + now.status().message());
+  if (now->parent_bdf != mdev.parent_bdf) {
+    return FailedPrecondition("mdev " + mdev.uuid + ": parent changed from " + mdev.parent_bdf +
+                              " to " + now->parent_bdf);
+  }
+  if (now->type_name != mdev.type_name) {
+    return FailedPrecondition("mdev " + mdev.uuid + ": type changed from " + mdev.type_name +
+                              " to " + now->type_name);
+  }
+  return Status::Ok();
 }
 
 std::vector<std::string> MdevDiscovery::TypeNames() const {

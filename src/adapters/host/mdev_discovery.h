@@ -33,8 +33,10 @@ struct MdevDiscovery {
 // and gives an empty result; only a directory that cannot be listed is an error.
 Result<MdevDiscovery> DiscoverMdevDevices(const std::filesystem::path& sysfs_root);
 
-// Health: the mdev's bus entry and its parent GPU's PCI entry both still exist.
-bool MdevStillPresent(const std::filesystem::path& sysfs_root, const MdevDevice& mdev);
+// Health and Allocate's re-check: the mdev and its parent are there, with the parent and type
+// recorded at discovery; otherwise FailedPrecondition naming what changed, e.g.
+// "mdev 6a3e…: its parent GPU 0000:3b:00.0 is gone".
+Status CheckMdevUnchanged(const std::filesystem::path& sysfs_root, const MdevDevice& mdev);
 
 // "6a3e2b10-5c7d-4f1e-8a9b-000000000001": 8-4-4-4-12 hex digits (either case).
 bool IsMdevUuid(std::string_view text);

@@ -103,6 +103,30 @@ std::map<std::string, std::string> ParseVgpuTypeCatalog(std::string_view content
   return catalog;
 }
 
+Status CheckVfUnchanged(const fs::path& sysfs_root, const VgpuVf& vf) {
+  std::vector<std::string> ignored;
+  auto now = InspectFunction(sysfs_root, vf.bdf, &ignored);
+  if (!now.ok()) return FailedPrecondition(vf.bdf + ": " + now.status().message());
+  if (!now->has_value()) {
+    return FailedPrecondition(vf.bdf +
+                              ": no longer a vGPU VF with a vGPU type on the nvidia driver");
+  }
+  const VgpuVf& seen = **now;
+  if (seen.vgpu_type_id != vf.vgpu_type_id) {
+    return FailedPrecondition(vf.bdf + ": vGPU type changed from " + vf.vgpu_type_id + " to " +
+                              seen.vgpu_type_id);
+  }
+  if (seen.parent_bdf != vf.parent_bdf) {
+    return FailedPrecondition(vf.bdf + ": parent GPU changed from " + vf.parent_bdf + " to " +
+                              seen.parent_bdf);
+  }
+  if (seen.iommu_group != vf.iommu_group) {
+    return FailedPrecondition(vf.bdf + ": IOMMU group changed from " + vf.iommu_group + " to " +
+                              seen.iommu_group);
+  }
+  return Status::Ok();
+}
+
 Result<VgpuVfDiscovery> DiscoverVgpuVfs(const fs::path& sysfs_root) {
   const fs::path devices_dir = sysfs_root / "bus" / "pci" / "devices";
   auto names = ListDirectory(devices_dir);

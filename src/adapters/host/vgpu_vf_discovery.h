@@ -48,6 +48,12 @@ std::map<std::string, std::string> ParseVgpuTypeCatalog(std::string_view content
 // builds its device specs exactly as for a whole GPU); driver "nvidia".
 PciDevice AsPciDevice(const VgpuVf& vf);
 
+// Health and Allocate's re-check: still an NVIDIA VF on the nvidia driver with the vGPU type,
+// parent and IOMMU group recorded at discovery; otherwise FailedPrecondition naming the change,
+// e.g. "0000:1b:00.4: vGPU type changed from 1064 to 1065"; a VF whose type was cleared (0) or
+// that left the nvidia driver is "0000:1b:00.4: no longer a vGPU VF with a vGPU type on ...".
+Status CheckVfUnchanged(const std::filesystem::path& sysfs_root, const VgpuVf& vf);
+
 // Only failing to list <sysfs_root>/bus/pci/devices is an error.
 Result<VgpuVfDiscovery> DiscoverVgpuVfs(const std::filesystem::path& sysfs_root);
 

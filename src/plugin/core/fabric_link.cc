@@ -56,6 +56,11 @@ Result<std::vector<events::Partition>> FabricLink::FabricState(events::FmResult*
 events::FmResult FabricLink::Carry(const sm::Effect& effect) {
   switch (effect.kind) {
     case sm::Effect::Kind::kActivatePartition:
+      // vGPU VFs (FABRIC_MODE=2) name their VFs; whole GPUs (FABRIC_MODE=1) do not.
+      if (!effect.vf_bdfs.empty()) {
+        return ToEventResult(
+            client_->ActivatePartitionWithVfs(effect.partition_id, effect.vf_bdfs));
+      }
       return ToEventResult(client_->Activate(effect.partition_id));
     case sm::Effect::Kind::kDeactivatePartition:
       return ToEventResult(client_->Deactivate(effect.partition_id));

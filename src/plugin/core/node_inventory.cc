@@ -2,11 +2,67 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "adapters/host/pci_discovery.h"
 #include "adapters/host/vgpu_naming.h"
 
 namespace gfp::plugin {
+namespace {
+
+template <typename T>
+void Append(std::vector<T>& to, const std::vector<T>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+void AddPassthrough(const adapters::PciDiscovery& discovery, const adapters::PciIds& pci_ids,
+                    std::map<std::string, ResourceDevices>& by_name) {
+  for (const auto& device : discovery.devices) {
+    adapters::ResourceNaming naming = adapters::NameResource(pci_ids, device.device_id);
+    auto& entry = by_name[naming.resource_name + "\n" + device.device_id];
+    entry.naming = std::move(naming);
+    entry.devices.push_back({device.bdf, sm::DeviceKind::kPciPassthrough, device.numa_node, device,
+                             std::nullopt, std::nullopt, ""});
+  }
+}
+
+void AddVfs(const adapters::VgpuVfDiscovery& vfs, std::map<std::string, ResourceDevices>& by_name) {
+  for (const auto& vf : vfs.vfs) {
+    adapters::ResourceNaming naming = VgpuVfResourceNaming(vf.profile);
+    auto& entry = by_name[naming.resource_name + "\nvf"];
+    entry.naming = std::move(naming);
+    entry.kind = sm::DeviceKind::kVgpuVf;
+    entry.devices.push_back({vf.bdf, sm::DeviceKind::kVgpuVf, vf.numa_node,
+                             adapters::AsPciDevice(vf), std::nullopt, vf, vf.parent_bdf});
+  }
+}
+
+void AddMdevs(const adapters::MdevDiscovery& mdevs,
+              std::map<std::string, ResourceDevices>& by_name) {
+  for (const auto& mdev : mdevs.devices) {
+    adapters::ResourceNaming naming = MdevResourceNaming(mdev.type_name);
+    auto& entry = by_name[naming.resource_name + "\nmdev"];
+    entry.naming = std::move(naming);
+    entry.kind = sm::DeviceKind::kMdev;
+    entry.devices.push_back({mdev.uuid, sm::DeviceKind::kMdev, mdev.numa_node, std::nullopt, mdev,
+                             std::nullopt, mdev.parent_bdf});
+  }
+}
+
+// What a resource is, for the error naming two resources that clash.
+std::string Describe(const ResourceDevices& r) {
+  switch (r.kind) {
+    case sm::DeviceKind::kMdev:
+      return "mdev type " + r.naming.suffix;
+    case sm::DeviceKind::kVgpuVf:
+      return "vGPU profile " + r.naming.suffix;
+    case sm::DeviceKind::kPciPassthrough:
+      break;
+  }
+  return "device id " + r.naming.device_id;
+}
+
+}  // namespace
 
 const ResourceDevices* NodeInventory::FindResource(const std::string& resource_name) const {
   for (const auto& r : resources) {
@@ -15,41 +71,96 @@ const ResourceDevices* NodeInventory::FindResource(const std::string& resource_n
   return nullptr;
 }
 
-const adapters::PciDevice* NodeInventory::FindDevice(const std::string& bdf) const {
-  return discovery.Find(bdf);
+const ServedDevice* NodeInventory::FindDevice(const std::string& id) const {
+  for (const auto& r : resources) {
+    auto it =
+        std::lower_bound(r.devices.begin(), r.devices.end(), id,
+                         [](const ServedDevice& d, const std::string& key) { return d.id < key; });
+    if (it != r.devices.end() && it->id == id) return &*it;
+  }
+  return nullptr;
 }
 
-std::vector<std::string> NodeInventory::Bdfs() const {
-  std::vector<std::string> out;
-  for (const auto& d : discovery.devices) out.push_back(d.bdf);
-  return out;
+std::vector<std::string> NodeInventory::FabricGpuBdfs() const {
+  std::set<std::string> gpus;
+  for (const auto& r : resources) {
+    if (r.kind == sm::DeviceKind::kMdev) continue;
+    for (const auto& d : r.devices) gpus.insert(d.gpu_bdf());
+  }
+  return {gpus.begin(), gpus.end()};
+}
+
+bool NodeInventory::Has(sm::DeviceKind kind) const {
+  return std::any_of(resources.begin(), resources.end(),
+                     [&](const ResourceDevices& r) { return r.kind == kind; });
+}
+
+Result<NodeInventory> MakeInventory(adapters::PciDiscovery passthrough,
+                                    adapters::VgpuVfDiscovery vfs, adapters::MdevDiscovery mdevs,
+                                    adapters::EgmDiscovery egms, const adapters::PciIds& pci_ids) {
+  NodeInventory inventory;
+  // Keyed by resource name and what names it, so that two sources of one name stay apart and
+  // are refused below instead of being merged into one resource.
+  std::map<std::string, ResourceDevices> by_name;
+  AddPassthrough(passthrough, pci_ids, by_name);
+  AddVfs(vfs, by_name);
+  AddMdevs(mdevs, by_name);
+  for (auto& [key, resource] : by_name) {
+    std::sort(resource.devices.begin(), resource.devices.end(),
+              [](const ServedDevice& a, const ServedDevice& b) { return a.id < b.id; });
+    for (const auto& d : resource.devices) {
+      if (d.pci) inventory.pci_functions.push_back(*d.pci);
+    }
+    inventory.resources.push_back(std::move(resource));
+  }
+  // Two sources whose names sanitize alike would share a socket and a resource name (the Go
+  // plugin has the same limitation); refuse rather than serve one of them silently.
+  for (std::size_t i = 1; i < inventory.resources.size(); ++i) {
+    const auto& a = inventory.resources[i - 1];
+    const auto& b = inventory.resources[i];
+    if (a.naming.resource_name == b.naming.resource_name) {
+      return FailedPrecondition(Describe(a) + " and " + Describe(b) + " both map to resource " +
+                                a.naming.resource_name);
+    }
+  }
+  std::sort(inventory.pci_functions.begin(), inventory.pci_functions.end(),
+            [](const auto& a, const auto& b) { return a.bdf < b.bdf; });
+  Append(inventory.warnings, passthrough.warnings);
+  Append(inventory.warnings, vfs.warnings);
+  Append(inventory.warnings, mdevs.warnings);
+  Append(inventory.warnings, egms.warnings);
+  inventory.egms = std::move(egms);
+  return inventory;
 }
 
 Result<NodeInventory> ScanNode(const std::filesystem::path& sysfs_root,
+                               const std::filesystem::path& dev_root,
                                const adapters::PciIds& pci_ids) {
-  NodeInventory inventory;
-  GFP_ASSIGN_OR_RETURN(inventory.discovery, adapters::DiscoverVfioDevices(sysfs_root));
-  std::map<std::string, ResourceDevices> by_device_id;
-  for (const auto& device : inventory.discovery.devices) {
-    auto& entry = by_device_id[device.device_id];
-    if (entry.devices.empty()) entry.naming = adapters::NameResource(pci_ids, device.device_id);
-    entry.devices.push_back(device);
+  GFP_ASSIGN_OR_RETURN(auto passthrough, adapters::DiscoverVfioDevices(sysfs_root));
+  GFP_ASSIGN_OR_RETURN(auto vfs, adapters::DiscoverVgpuVfs(sysfs_root));
+  GFP_ASSIGN_OR_RETURN(auto mdevs, adapters::DiscoverMdevDevices(sysfs_root));
+  GFP_ASSIGN_OR_RETURN(auto egms, adapters::DiscoverEgmDevices(sysfs_root, dev_root));
+  return MakeInventory(std::move(passthrough), std::move(vfs), std::move(mdevs), std::move(egms),
+                       pci_ids);
+}
+
+Status CheckOneFabricMode(const NodeInventory& inventory) {
+  std::vector<std::string> whole;
+  std::vector<std::string> vfs;
+  for (const auto& r : inventory.resources) {
+    if (r.kind == sm::DeviceKind::kPciPassthrough) whole.push_back(r.naming.resource_name);
+    if (r.kind == sm::DeviceKind::kVgpuVf) vfs.push_back(r.naming.resource_name);
   }
-  for (auto& [id, resource] : by_device_id) inventory.resources.push_back(std::move(resource));
-  std::sort(
-      inventory.resources.begin(), inventory.resources.end(),
-      [](const auto& a, const auto& b) { return a.naming.resource_name < b.naming.resource_name; });
-  // Two device ids whose names sanitize alike would share a socket and a resource name (the Go
-  // plugin has the same limitation); refuse rather than serve one of them silently.
-  for (std::size_t i = 1; i < inventory.resources.size(); ++i) {
-    const auto& a = inventory.resources[i - 1].naming;
-    const auto& b = inventory.resources[i].naming;
-    if (a.resource_name == b.resource_name) {
-      return FailedPrecondition("device ids " + a.device_id + " and " + b.device_id +
-                                " both map to resource " + a.resource_name);
-    }
-  }
-  return inventory;
+  if (whole.empty() || vfs.empty()) return Status::Ok();
+  auto list = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  };
+  return FailedPrecondition(
+      "Fabric Manager runs in one mode per node, but this node has whole GPUs on a VFIO driver (" +
+      list(whole) + ", FABRIC_MODE=1) and vGPU VFs (" + list(vfs) +
+      ", FABRIC_MODE=2); bind every GPU one way, or serve without --fabric-manager");
 }
 
 sm::ObserveInventory InventoryCommand(const NodeInventory& inventory, sm::Micros now) {
@@ -58,15 +169,19 @@ sm::ObserveInventory InventoryCommand(const NodeInventory& inventory, sm::Micros
   for (const auto& resource : inventory.resources) {
     for (const auto& d : resource.devices) {
       events::Device device;
-      device.set_bdf(d.bdf);
+      device.set_bdf(d.id);
       device.set_resource(resource.naming.resource_name);
-      device.set_device_id(d.device_id);
-      device.set_iommu_group(d.iommu_group);
+      if (d.pci) {
+        device.set_device_id(d.pci->device_id);
+        device.set_iommu_group(d.pci->iommu_group);
+      }
       device.set_numa_node(static_cast<std::int32_t>(std::max<std::int64_t>(0, d.numa_node)));
+      device.set_kind(static_cast<events::DeviceKind>(d.kind));
+      device.set_parent_bdf(d.parent_bdf);
       command.devices.push_back(std::move(device));
     }
   }
-  command.warnings = inventory.discovery.warnings;
+  command.warnings = inventory.warnings;
   return command;
 }
 
@@ -79,17 +194,13 @@ adapters::ResourceNaming MdevResourceNaming(const std::string& type_name) {
   return naming;
 }
 
-void AppendMdevDevices(const adapters::MdevDiscovery& mdevs, sm::ObserveInventory& command) {
-  for (const auto& mdev : mdevs.devices) {
-    events::Device device;
-    device.set_bdf(mdev.uuid);
-    device.set_resource(adapters::ResourceName(mdev.type_name));
-    device.set_numa_node(static_cast<std::int32_t>(std::max<std::int64_t>(0, mdev.numa_node)));
-    device.set_kind(events::DEVICE_KIND_MDEV);
-    device.set_parent_bdf(mdev.parent_bdf);
-    command.devices.push_back(std::move(device));
-  }
-  command.warnings.insert(command.warnings.end(), mdevs.warnings.begin(), mdevs.warnings.end());
+adapters::ResourceNaming VgpuVfResourceNaming(const std::string& profile) {
+  adapters::ResourceNaming naming;
+  naming.suffix = profile;
+  naming.resource_name = adapters::ResourceName(profile);
+  naming.socket_name = adapters::PluginSocketName(profile);
+  naming.env_key = adapters::VgpuVfEnvKey(profile);
+  return naming;
 }
 
 }  // namespace gfp::plugin

@@ -6,8 +6,11 @@
 #include <set>
 
 #include "adapters/host/device_recheck.h"
+#include "adapters/host/egm_discovery.h"
+#include "adapters/host/mdev_discovery.h"
 #include "adapters/host/pci_discovery.h"
 #include "adapters/host/vfio_nodes.h"
+#include "adapters/host/vgpu_vf_discovery.h"
 #include "common/log_context.h"
 #include "common/strings.h"
 #include "common/text_escape.h"
@@ -110,7 +113,7 @@ Status PluginCore::Start(const std::string& version) {
   start.release_grace =
       std::chrono::duration_cast<std::chrono::microseconds>(config_.release_grace).count();
   GFP_RETURN_IF_ERROR(engine_->Execute(start).status());
-  for (const auto& warning : inventory_.discovery.warnings) spdlog::warn("{}", warning);
+  for (const auto& warning : inventory_.warnings) spdlog::warn("{}", warning);
   GFP_RETURN_IF_ERROR(engine_->Execute(InventoryCommand(inventory_, clock_())).status());
   if (mapping_) {
     sm::ObserveModuleMapping command;
@@ -401,9 +404,18 @@ void PluginCore::Reconcile(const std::vector<kubelet::ContainerDeviceAssignment>
   SyncFabricManagerLocked(true, release_tracker_.held());
 }
 
-Status PluginCore::HostCheck(const std::string& bdf) {
-  const adapters::PciDevice* device = inventory_.FindDevice(bdf);
-  if (!device) return NotFound("unknown device " + bdf);
+Status PluginCore::HostCheck(const ServedDevice& served) {
+  switch (served.kind) {
+    case sm::DeviceKind::kMdev:
+      return adapters::CheckMdevUnchanged(config_.sysfs_root, *served.mdev);
+    case sm::DeviceKind::kVgpuVf:
+      GFP_RETURN_IF_ERROR(adapters::CheckVfUnchanged(config_.sysfs_root, *served.vf));
+      return adapters::CheckVfioGroupNode(config_.dev_root, served.pci->iommu_group);
+    case sm::DeviceKind::kPciPassthrough:
+      break;
+  }
+  const adapters::PciDevice* device = &*served.pci;
+  const std::string& bdf = device->bdf;
   GFP_RETURN_IF_ERROR(adapters::CheckDeviceUnchanged(config_.sysfs_root, *device));
   auto identity = adapters::ReadDeviceIdentity(config_.sysfs_root, bdf);
   if (!identity.ok()) return identity.status();
@@ -417,24 +429,27 @@ Status PluginCore::HostCheck(const std::string& bdf) {
 void PluginCore::CheckHealth() {
   std::lock_guard lock(operation_mu_);
   bool changed = false;
-  for (const auto& device : inventory_.discovery.devices) {
-    Status status = HostCheck(device.bdf);
-    sm::ObserveDeviceHealth health{clock_(), device.bdf, status.ok(), status.message()};
-    auto d = engine_->Execute(health);
-    if (!d.ok()) {
-      LogIfError(d.status(), "journaling a health change");
-      continue;
-    }
-    if (!d->events.empty()) {
-      changed = true;
-      if (status.ok()) {
-        spdlog::info("device {} is Healthy again", device.bdf);
-      } else {
-        spdlog::warn("device {} is Unhealthy: {}", device.bdf, LogText(status.message(), 512));
-      }
-    }
+  for (const auto& resource : inventory_.resources) {
+    for (const auto& device : resource.devices) changed |= RecheckHealth(device);
   }
   if (changed) NotifyChanged();
+}
+
+bool PluginCore::RecheckHealth(const ServedDevice& device) {
+  Status status = HostCheck(device);
+  sm::ObserveDeviceHealth health{clock_(), device.id, status.ok(), status.message()};
+  auto d = engine_->Execute(health);
+  if (!d.ok()) {
+    LogIfError(d.status(), "journaling a health change");
+    return false;
+  }
+  if (d->events.empty()) return false;
+  if (status.ok()) {
+    spdlog::info("device {} is Healthy again", device.id);
+  } else {
+    spdlog::warn("device {} is Unhealthy: {}", device.id, LogText(status.message(), 512));
+  }
+  return true;
 }
 
 void PluginCore::ObserveKubeletRestart(const std::string& reason) {
@@ -453,13 +468,15 @@ std::vector<DeviceView> PluginCore::Devices(const std::string& resource) const {
     const auto unknown_module =
         fabric_ ? sm::GpusWithModulesUnknownToFabricManager(s) : std::map<sm::Bdf, sm::ModuleId>{};
     for (const auto& d : r->devices) {
-      auto it = s.devices.find(d.bdf);
+      auto it = s.devices.find(d.id);
       DeviceView view;
-      view.id = d.bdf;
+      view.id = d.id;
       view.numa_node = static_cast<int>(std::max<std::int64_t>(0, d.numa_node));
-      view.healthy = it != s.devices.end() && it->second.healthy && fabric_ok &&
-                     (!fabric_ || s.module_of_bdf.count(d.bdf) > 0) &&
-                     unknown_module.count(d.bdf) == 0;
+      // Fabric Manager has no say over mdevs; whole GPUs and VFs need it and their GPU's module.
+      const bool fabric_device = fabric_ && d.kind != sm::DeviceKind::kMdev;
+      view.healthy = it != s.devices.end() && it->second.healthy &&
+                     (!fabric_device || (fabric_ok && s.module_of_bdf.count(d.gpu_bdf()) > 0 &&
+                                         unknown_module.count(d.gpu_bdf()) == 0));
       out.push_back(view);
     }
     return 0;
@@ -493,8 +510,9 @@ Result<std::vector<std::string>> PluginCore::Preferred(const std::string& resour
                                                        const std::vector<std::string>& available,
                                                        const std::vector<std::string>& must_include,
                                                        std::size_t size) const {
-  if (!inventory_.FindResource(resource)) return NotFound("unknown resource " + resource);
-  if (fabric_ && !fm_usable_.load()) {
+  const ResourceDevices* r = inventory_.FindResource(resource);
+  if (!r) return NotFound("unknown resource " + resource);
+  if (fabric_ && r->kind != sm::DeviceKind::kMdev && !fm_usable_.load()) {
     return Unavailable("Fabric Manager is not usable (" + FabricManagerProblem() +
                        "); cannot choose GPUs that form one partition");
   }
@@ -516,8 +534,9 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
   bool health_changed = false;
   for (const auto& ids : containers) {
     for (const auto& id : ids) {
-      if (!inventory_.FindDevice(id)) continue;  // the state machine names unknown ids
-      Status status = HostCheck(id);
+      const ServedDevice* device = inventory_.FindDevice(id);
+      if (!device) continue;  // the state machine names unknown ids
+      Status status = HostCheck(*device);
       auto d =
           engine_->Execute(sm::ObserveDeviceHealth{clock_(), id, status.ok(), status.message()});
       if (!d.ok()) return JournalFailure(d.status());
@@ -549,8 +568,7 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
   // 3. Device nodes per container.
   std::vector<ContainerAllocation> out;
   for (const auto& ids : containers) {
-    GFP_ASSIGN_OR_RETURN(
-        auto specs, adapters::ContainerDeviceSpecs(inventory_.discovery.devices, ids, iommufd));
+    GFP_ASSIGN_OR_RETURN(auto specs, ContainerSpecs(*r, ids, iommufd));
     out.push_back({r->naming.env_key, Join(ids), std::move(specs)});
   }
 
@@ -582,9 +600,30 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
   return out;
 }
 
+Result<std::vector<adapters::DeviceNodeSpec>> PluginCore::ContainerSpecs(
+    const ResourceDevices& r, const std::vector<std::string>& ids, bool iommufd) const {
+  if (r.kind == sm::DeviceKind::kMdev) return adapters::MdevContainerDeviceSpecs();
+  GFP_ASSIGN_OR_RETURN(auto specs,
+                       adapters::ContainerDeviceSpecs(inventory_.pci_functions, ids, iommufd));
+  if (r.kind != sm::DeviceKind::kPciPassthrough) return specs;
+  // Grace EGM: looked up at every Allocate, as the Go plugin does (upstream-behaviour.md §1.9),
+  // so an EGM node created after start is handed out too.
+  auto egms = adapters::DiscoverEgmDevices(config_.sysfs_root, config_.dev_root);
+  if (!egms.ok()) {
+    spdlog::warn("EGM discovery: {}", egms.status().message());
+    return specs;
+  }
+  for (const auto& path : adapters::EgmDeviceNodesFor(egms->devices, ids)) {
+    specs.push_back({path, path, "mrw"});
+  }
+  return specs;
+}
+
 Status PluginCore::PreStart(const std::string& resource, const std::vector<std::string>& devices) {
   if (!fabric_) return Status::Ok();
-  if (!inventory_.FindResource(resource)) return NotFound("unknown resource " + resource);
+  const ResourceDevices* r = inventory_.FindResource(resource);
+  if (!r) return NotFound("unknown resource " + resource);
+  if (r->kind == sm::DeviceKind::kMdev) return Status::Ok();  // no partition to verify
   std::lock_guard lock(operation_mu_);
   // Verify in FM first: a partition FM lost shows up as drift and is repaired here.
   if (!SyncFabricManagerLocked(false, {})) {

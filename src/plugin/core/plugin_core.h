@@ -40,14 +40,14 @@ using Clock = std::function<sm::Micros()>;
 sm::Micros SystemClock();
 
 struct DeviceView {
-  std::string id;  // BDF
+  std::string id;  // BDF, or an mdev's UUID
   bool healthy = true;
   int numa_node = 0;
 };
 
 struct ContainerAllocation {
   std::string env_key;
-  std::string env_value;  // comma-joined BDFs in request order
+  std::string env_value;  // comma-joined device ids (BDFs, UUIDs) in request order
   std::vector<adapters::DeviceNodeSpec> device_specs;
 };
 
@@ -124,7 +124,15 @@ class PluginCore {
   void SetFabricManagerProblem(std::string problem);
   std::string FabricManagerProblem() const;
   void WarnAboutUnknownModules();
-  Status HostCheck(const std::string& bdf);
+  // The device as the host has it now (driver, group, type, /dev node), by its kind.
+  Status HostCheck(const ServedDevice& device);
+  // Journals the device's health; true when it changed.
+  bool RecheckHealth(const ServedDevice& device);
+  // One container's device nodes: VFIO (and EGM for complete Grace GPU sets), or /dev/vfio for
+  // mdevs.
+  Result<std::vector<adapters::DeviceNodeSpec>> ContainerSpecs(const ResourceDevices& r,
+                                                               const std::vector<std::string>& ids,
+                                                               bool iommufd) const;
   void NotifyChanged();
   void LogIfError(const Status& status, const char* what);
 

@@ -45,9 +45,13 @@ void DevicePluginService::Shutdown() {
 }
 
 v1beta1::DevicePluginOptions DevicePluginService::Options() const {
+  // mdev vGPUs: no partition to verify, no preferred allocation (the Go plugin's vGPU plugin
+  // advertises neither, upstream-behaviour.md §1.11).
+  const ResourceDevices* r = core_.inventory().FindResource(resource_);
+  const bool mdev = r && r->kind == sm::DeviceKind::kMdev;
   v1beta1::DevicePluginOptions options;
-  options.set_pre_start_required(core_.fabric_managed());
-  options.set_get_preferred_allocation_available(true);
+  options.set_pre_start_required(core_.fabric_managed() && !mdev);
+  options.set_get_preferred_allocation_available(!mdev);
   return options;
 }
 

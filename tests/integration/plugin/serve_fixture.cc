@@ -88,15 +88,19 @@ void ServeFixture::TearDown() {
 void ServeFixture::Prepare(const ServeSetup& setup) {
   ASSERT_FALSE(dir().empty()) << "mkdtemp failed";
   setup_ = setup;
-  sim::FakeNodeSpec spec;
-  spec.preset = setup.preset;
-  spec.with_iommufd = setup.with_iommufd;
-  auto node = sim::BuildFakeNode(dir() / "node", spec);
-  ASSERT_TRUE(node.ok()) << node.status().message();
-  node_ = std::move(node).value();
-  fm_table_ = TableOf(setup.preset);
-  resource_ = "nvidia.com/" + NameOf(setup.preset);
-  env_key_ = "PCI_RESOURCE_NVIDIA_COM_" + NameOf(setup.preset);
+  if (setup.vgpu_preset) {
+    PrepareVgpuNode(*setup.vgpu_preset);
+  } else {
+    sim::FakeNodeSpec spec;
+    spec.preset = setup.preset;
+    spec.with_iommufd = setup.with_iommufd;
+    auto node = sim::BuildFakeNode(dir() / "node", spec);
+    ASSERT_TRUE(node.ok()) << node.status().message();
+    node_ = std::move(node).value();
+    fm_table_ = TableOf(setup.preset);
+    resource_ = "nvidia.com/" + NameOf(setup.preset);
+    env_key_ = "PCI_RESOURCE_NVIDIA_COM_" + NameOf(setup.preset);
+  }
 
   device_plugin_dir_ = dir() / "dp";
   pod_resources_socket_ = dir() / "pr" / "kubelet.sock";
@@ -107,6 +111,13 @@ void ServeFixture::Prepare(const ServeSetup& setup) {
   auto fm = fmsim::FmSimControl::Create(fm_state_.string(), fm_table_);
   ASSERT_TRUE(fm.ok()) << fm.status().message();
   fm_.emplace(std::move(fm).value());
+  if (setup.vgpu_preset == sim::VgpuNodePreset::kVfH100) {
+    // FM in vGPU mode knows each VF's GPU from PCI; the simulator is told.
+    ASSERT_TRUE(fm_->SetFabricMode(fmsim::FabricMode::kVgpu).ok());
+    for (const auto& vf : node_.vfs) {
+      ASSERT_TRUE(fm_->SetVfParent(vf.bdf, ModuleOf(vf.parent_bdf)).ok()) << vf.bdf;
+    }
+  }
 
   kubelet::FakeKubeletOptions options;
   options.device_plugin_dir = device_plugin_dir_;
@@ -115,6 +126,29 @@ void ServeFixture::Prepare(const ServeSetup& setup) {
   kubelet_ = std::make_unique<kubelet::FakeKubelet>(options);
   Status started = kubelet_->Start();
   ASSERT_TRUE(started.ok()) << started.message();
+}
+
+void ServeFixture::PrepareVgpuNode(sim::VgpuNodePreset preset) {
+  auto node = sim::BuildVgpuNode(dir() / "node", {preset});
+  ASSERT_TRUE(node.ok()) << node.status().message();
+  node_ = std::move(node).value();
+  switch (preset) {
+    case sim::VgpuNodePreset::kMdevA100:  // upstream-behaviour.md §1.4, §1.10
+      fm_table_ = "a100";
+      resource_ = "nvidia.com/GRID_A100-4C";
+      env_key_ = "MDEV_PCI_RESOURCE_NVIDIA_COM_GRID_A100-4C";
+      return;
+    case sim::VgpuNodePreset::kVfH100:  // upstream-behaviour.md §3.2
+      fm_table_ = "h100";
+      resource_ = "nvidia.com/NVIDIA_H100XM-80C";
+      env_key_ = "PCI_RESOURCE_NVIDIA_COM_NVIDIA_H100XM-80C";
+      return;
+    case sim::VgpuNodePreset::kGraceGh200:
+      break;
+  }
+  fm_table_ = "h100";
+  resource_ = "nvidia.com/GH100_GH200_120GB___480GB";  // upstream-behaviour.md §1.3's example
+  env_key_ = "PCI_RESOURCE_NVIDIA_COM_GH100_GH200_120GB___480GB";
 }
 
 std::vector<std::string> ServeFixture::ServeArgs(

@@ -34,6 +34,10 @@ std::filesystem::path FmSimLibrary();
 
 struct ServeSetup {
   sim::NodePreset preset = sim::NodePreset::kHgxH100;
+  // A vGPU or Grace node instead of `preset`. The VF node's Fabric Manager runs in
+  // FABRIC_MODE=2 with every VF's parent known; resource_ and env_key_ name the node's first
+  // vGPU type (mdev) or profile (VF); the Grace node's are its GPUs'.
+  std::optional<sim::VgpuNodePreset> vgpu_preset;
   bool fabric_manager = true;
   bool with_iommufd = false;
   std::string reconcile_interval = "100ms";
@@ -48,6 +52,9 @@ class ServeFixture : public ::testing::Test {
   // Builds the fake node, a fresh simulated FM for the preset's table and starts the fake
   // kubelet. Call once per test, before StartServe. Fails the test (fatal) on error.
   void Prepare(const ServeSetup& setup);
+
+  // Prepare's node half for a vGPU or Grace node.
+  void PrepareVgpuNode(sim::VgpuNodePreset preset);
 
   // The serve flags for this setup; `overrides` replace flags by name ("--journal" -> value) or
   // add them; a value of "<unset>" drops the flag.

@@ -87,16 +87,28 @@ TEST_F(HostMdevDiscovery, RemovedMdevOrParentIsGoneAndNoLongerPresent) {
   const sim::FakeNode node = BuildPreset();
   const MdevDiscovery before = Discover(node.sysfs_root);
   ASSERT_EQ(before.devices.size(), 15u);
-  ASSERT_TRUE(MdevStillPresent(node.sysfs_root, before.devices[0]));
+  ASSERT_TRUE(CheckMdevUnchanged(node.sysfs_root, before.devices[0]).ok());
   ASSERT_TRUE(node.RemoveMdev(node.mdevs[0].uuid).ok());
-  EXPECT_FALSE(MdevStillPresent(node.sysfs_root, before.devices[0]));
-  EXPECT_TRUE(MdevStillPresent(node.sysfs_root, before.devices[1]));
+  EXPECT_EQ(CheckMdevUnchanged(node.sysfs_root, before.devices[0]).message(),
+            "mdev " + before.devices[0].uuid + " is gone");
+  EXPECT_TRUE(CheckMdevUnchanged(node.sysfs_root, before.devices[1]).ok());
   ASSERT_TRUE(node.RemoveDevice("0000:0f:00.0").ok());
-  EXPECT_FALSE(MdevStillPresent(node.sysfs_root, before.devices[2]));
-  EXPECT_FALSE(MdevStillPresent(node.sysfs_root, before.devices[3]));
+  EXPECT_EQ(CheckMdevUnchanged(node.sysfs_root, before.devices[2]).message(),
+            "mdev " + before.devices[2].uuid + ": its parent GPU 0000:0f:00.0 is gone");
+  EXPECT_FALSE(CheckMdevUnchanged(node.sysfs_root, before.devices[3]).ok());
   const MdevDiscovery after = Discover(node.sysfs_root);
   EXPECT_EQ(after.devices.size(), 12u);
   EXPECT_THAT(after.warnings, IsEmpty());
+}
+
+TEST_F(HostMdevDiscovery, AChangedTypeIsNamedByTheRecheck) {
+  const fs::path sys = HandMade(kUuid, "0000:3b:00.0", "GRID T4-1Q\n");
+  const MdevDiscovery found = Discover(sys);
+  ASSERT_EQ(found.devices.size(), 1u);
+  dir_.Write("sys/devices/pci0000:3b/0000:3b:00.0/mdev_supported_types/nvidia-1/name",
+             "GRID T4-2Q\n");
+  EXPECT_EQ(CheckMdevUnchanged(sys, found.devices[0]).message(),
+            std::string("mdev ") + kUuid + ": type changed from GRID_T4-1Q to GRID_T4-2Q");
 }
 
 TEST_F(HostMdevDiscovery, ParentGoneButMdevEntryLeftIsNotPresent) {
@@ -104,7 +116,7 @@ TEST_F(HostMdevDiscovery, ParentGoneButMdevEntryLeftIsNotPresent) {
   const MdevDiscovery found = Discover(sys);
   ASSERT_EQ(found.devices.size(), 1u);
   fs::remove(sys / "bus/pci/devices/0000:3b:00.0");
-  EXPECT_FALSE(MdevStillPresent(sys, found.devices[0]));
+  EXPECT_EQ(CheckMdevUnchanged(sys, found.devices[0]).code(), ErrorCode::kFailedPrecondition);
   // Discovered that way, it is still taken (as Go does), on NUMA node 0, with a warning.
   const MdevDiscovery again = Discover(sys);
   ASSERT_EQ(again.devices.size(), 1u);

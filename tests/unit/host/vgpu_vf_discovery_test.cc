@@ -159,5 +159,24 @@ TEST_F(HostVgpuVfDiscovery, RemovedParentTakesItsVfsAway) {
   for (const VgpuVf& vf : found.vfs) EXPECT_NE(vf.parent_bdf, "0000:9d:00.0");
 }
 
+TEST_F(HostVgpuVfDiscovery, RecheckNamesWhatChangedSinceDiscovery) {
+  const VgpuVfDiscovery found = Discover();
+  ASSERT_GE(found.vfs.size(), 3u);
+  EXPECT_TRUE(CheckVfUnchanged(node_.sysfs_root, found.vfs[0]).ok());
+  ASSERT_TRUE(node_.SetVfVgpuType("0000:1b:00.4", "1063").ok());
+  EXPECT_EQ(CheckVfUnchanged(node_.sysfs_root, found.vfs[0]).message(),
+            "0000:1b:00.4: vGPU type changed from 1064 to 1063");
+  ASSERT_TRUE(node_.SetVfVgpuType(found.vfs[1].bdf, "0").ok());
+  EXPECT_EQ(CheckVfUnchanged(node_.sysfs_root, found.vfs[1]).message(),
+            found.vfs[1].bdf + ": no longer a vGPU VF with a vGPU type on the nvidia driver");
+  ASSERT_TRUE(node_.SetIommuGroup(found.vfs[2].bdf, "999").ok());
+  EXPECT_EQ(
+      CheckVfUnchanged(node_.sysfs_root, found.vfs[2]).message(),
+      found.vfs[2].bdf + ": IOMMU group changed from " + found.vfs[2].iommu_group + " to 999");
+  ASSERT_TRUE(node_.RemoveDevice(found.vfs[3].parent_bdf).ok());
+  EXPECT_EQ(CheckVfUnchanged(node_.sysfs_root, found.vfs[3]).code(),
+            ErrorCode::kFailedPrecondition);
+}
+
 }  // namespace
 }  // namespace gfp::adapters

@@ -1,0 +1,247 @@
+// Every device kind the Go plugin serves, through the real serve binary (SPEC §9): mdev vGPUs
+// (upstream-behaviour.md §1.4, §1.10, §1.11), SR-IOV vGPU VFs with Fabric Manager in
+// FABRIC_MODE=2 (§3.2, §3.3) and Grace EGM (§1.9).
+#include <algorithm>
+#include <set>
+
+#include "integration/plugin/serve_fixture.h"
+
+namespace gfp::testing {
+namespace {
+
+std::vector<std::string> SpecPaths(const v1beta1::ContainerAllocateResponse& response) {
+  std::vector<std::string> paths;
+  for (const auto& d : response.devices()) {
+    EXPECT_EQ(d.host_path(), d.container_path());
+    EXPECT_EQ(d.permissions(), "mrw");
+    paths.push_back(d.host_path());
+  }
+  return paths;
+}
+
+// The devices of the node's InventoryObserved, as JSON objects.
+std::vector<nlohmann::json> InventoryDevices(const std::vector<nlohmann::json>& history) {
+  for (auto it = history.rbegin(); it != history.rend(); ++it) {
+    if (it->value("type", "") != "InventoryObserved") continue;
+    if (!it->contains("devices")) return {};
+    return {(*it)["devices"].begin(), (*it)["devices"].end()};
+  }
+  return {};
+}
+
+class VgpuTest : public ServeFixture {
+ protected:
+  // The mdevs of one type, by UUID.
+  std::vector<sim::FakeMdev> MdevsOfType(const std::string& type_name) const {
+    std::vector<sim::FakeMdev> out;
+    for (const auto& m : node_.mdevs) {
+      if (m.type_name == type_name) out.push_back(m);
+    }
+    return out;
+  }
+  // The node's configured VFs (a vGPU type set), by BDF.
+  std::vector<sim::FakeVf> ConfiguredVfs() const {
+    std::vector<sim::FakeVf> out;
+    for (const auto& vf : node_.vfs) {
+      if (vf.vgpu_type_id != "0") out.push_back(vf);
+    }
+    return out;
+  }
+  std::string VfOn(const std::string& gpu) const {
+    for (const auto& vf : ConfiguredVfs()) {
+      if (vf.parent_bdf == gpu) return vf.bdf;
+    }
+    ADD_FAILURE() << "no configured VF on " << gpu;
+    return "";
+  }
+};
+
+// --- mdev ----------------------------------------------------------------------------------------
+
+TEST_F(VgpuTest, MdevTypesAreResourcesOfUuidsWithTheParentsNuma) {  // upstream §1.4, §1.11
+  Prepare({.vgpu_preset = sim::VgpuNodePreset::kMdevA100});
+  StartServe();
+  for (const std::string type : {"GRID A100-4C", "GRID A100-8C"}) {
+    const std::string suffix = type == "GRID A100-4C" ? "GRID_A100-4C" : "GRID_A100-8C";
+    SCOPED_TRACE(type);
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          auto r = kubelet_->Resource("nvidia.com/" + suffix);
+          return r && r->connected && !r->devices.empty();
+        },
+        10s));
+    const auto snapshot = kubelet_->Resource("nvidia.com/" + suffix);
+    ASSERT_TRUE(snapshot.has_value());
+    EXPECT_EQ(snapshot->endpoint, "kubevirt-" + suffix + ".sock");
+    // The Go vGPU plugin advertises neither (upstream-behaviour.md §1.11).
+    EXPECT_FALSE(snapshot->options.get_preferred_allocation_available());
+    EXPECT_FALSE(snapshot->options.pre_start_required());
+    const auto expected = MdevsOfType(type);
+    ASSERT_EQ(snapshot->devices.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      const auto& d = snapshot->devices[i];
+      EXPECT_EQ(d.id(), expected[i].uuid);
+      ASSERT_EQ(d.topology().nodes_size(), 1);
+      EXPECT_EQ(d.topology().nodes(0).id(), node_.FindGpu(expected[i].parent_bdf)->numa_node);
+    }
+  }
+  // Journaled with kind and parent.
+  const auto devices = InventoryDevices(History());
+  ASSERT_EQ(devices.size(), node_.mdevs.size());
+  for (const auto& d : devices) {
+    EXPECT_EQ(d.value("kind", ""), "DEVICE_KIND_MDEV") << d.dump();
+    EXPECT_FALSE(d.value("parent_bdf", "").empty()) << d.dump();
+  }
+}
+
+TEST_F(VgpuTest, MdevAllocateGivesUuidsAndTheVfioDirectoryWithoutFabricManager) {  // §1.10
+  Prepare({.vgpu_preset = sim::VgpuNodePreset::kMdevA100});
+  StartServe();
+  const auto mdevs = MdevsOfType("GRID A100-4C");
+  ASSERT_GE(mdevs.size(), 3u);
+  auto answer = Allocate({{mdevs[2].uuid, mdevs[0].uuid}, {mdevs[1].uuid}});
+  ASSERT_TRUE(answer.ok()) << Describe(answer.status);
+  ASSERT_EQ(answer.response.container_responses_size(), 2);
+  const auto& first = answer.response.container_responses(0);
+  EXPECT_EQ(first.envs().at("MDEV_PCI_RESOURCE_NVIDIA_COM_GRID_A100-4C"),
+            mdevs[2].uuid + "," + mdevs[0].uuid);
+  EXPECT_EQ(first.envs_size(), 1);
+  EXPECT_EQ(SpecPaths(first), std::vector<std::string>{"/dev/vfio"});
+  EXPECT_EQ(answer.response.container_responses(1).envs().at(env_key_), mdevs[1].uuid);
+  // Fabric Manager is on, but an mdev is never in a partition.
+  EXPECT_EQ(FmCalls("fmActivateFabricPartition"), 0);
+  EXPECT_EQ(FmCalls("fmActivateFabricPartitionWithVFs"), 0);
+  EXPECT_TRUE(ActivePartitions().empty());
+  // And PreStart (kubelet would not call it) has nothing to verify.
+  auto prestart = PreStart({mdevs[2].uuid, mdevs[0].uuid});
+  EXPECT_TRUE(prestart.ok()) << Describe(prestart.status);
+}
+
+// sysfs is not watched: the periodic re-check (every 10 s) finds the change.
+TEST_F(VgpuTest, MdevOrItsParentDisappearingMakesItUnhealthy) {  // SPEC §9
+  Prepare({.vgpu_preset = sim::VgpuNodePreset::kMdevA100});
+  StartServe();
+  const auto mdevs = MdevsOfType("GRID A100-4C");
+  ASSERT_GE(mdevs.size(), 6u);
+  ASSERT_NE(mdevs[0].parent_bdf, mdevs[3].parent_bdf);
+  ASSERT_TRUE(node_.RemoveMdev(mdevs[0].uuid).ok());
+  // The parent GPU of another goes: every mdev on it goes Unhealthy.
+  const std::string parent = mdevs[3].parent_bdf;
+  ASSERT_TRUE(node_.RemoveDevice(parent).ok());
+  auto unhealthy = [&](const std::vector<v1beta1::Device>& d) {
+    if (HealthOf(d, mdevs[0].uuid) != "Unhealthy") return false;
+    for (const auto& m : mdevs) {
+      if (m.parent_bdf == parent && HealthOf(d, m.uuid) != "Unhealthy") return false;
+    }
+    return true;
+  };
+  EXPECT_TRUE(WaitForDevices(unhealthy, 25s))
+      << "a removed mdev, or the mdevs of removed GPU " << parent << ", stayed Healthy";
+  EXPECT_EQ(HealthOf(kubelet_->Resource(resource_)->devices, mdevs[5].uuid), "Healthy");
+  // Allocating one is refused with the reason.
+  auto refused = Allocate({{mdevs[0].uuid}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status.error_message().find("mdev " + mdevs[0].uuid + " is gone"),
+            std::string::npos)
+      << Describe(refused.status);
+}
+
+TEST_F(VgpuTest, MdevAllocationIsReleasedWhenItsPodGoes) {
+  Prepare({.vgpu_preset = sim::VgpuNodePreset::kMdevA100});
+  StartServe();
+  auto admitted = kubelet_->AdmitPod("vms", "vgpu-vm", {{"compute", 1}}, resource_);
+  ASSERT_TRUE(admitted.ok()) << Describe(admitted.status);
+  ASSERT_TRUE(WaitForEvent(
+      "AllocationBound",
+      [](const auto& e) { return e.dump().find("vgpu-vm") != std::string::npos; }, 10s));
+  ASSERT_TRUE(kubelet_->DeletePod("vms", "vgpu-vm"));
+  EXPECT_TRUE(WaitForEvent(
+      "AllocationReleased", [](const auto&) { return true; }, 10s))
+      << "the mdev allocation was not released";
+  EXPECT_EQ(FmCalls("fmDeactivateFabricPartition"), 0);
+  ExpectJournalVerifies();
+}
+
+// --- Grace EGM -----------------------------------------------------------------------------------
+
+TEST_F(VgpuTest, GraceEgmNodeComesWithItsCompleteGpuSet) {  // upstream-behaviour.md §1.9
+  ServeSetup setup;
+  setup.vgpu_preset = sim::VgpuNodePreset::kGraceGh200;
+  setup.fabric_manager = false;
+  Prepare(setup);
+  StartServe();
+  ASSERT_EQ(node_.egms.size(), 4u);
+  const std::string gpu0 = node_.egms[0].gpu_bdfs[0];
+  const std::string gpu1 = node_.egms[1].gpu_bdfs[0];
+  auto answer = Allocate({{gpu1, gpu0}});
+  ASSERT_TRUE(answer.ok()) << Describe(answer.status);
+  const auto& response = answer.response.container_responses(0);
+  EXPECT_EQ(response.envs().at(env_key_), gpu1 + "," + gpu0);
+  const auto paths = SpecPaths(response);
+  // The VFIO nodes, then the EGM nodes sorted by path.
+  ASSERT_GE(paths.size(), 2u);
+  EXPECT_EQ(std::vector<std::string>(paths.end() - 2, paths.end()),
+            (std::vector<std::string>{"/dev/egm0", "/dev/egm1"}));
+  EXPECT_EQ(std::count(paths.begin(), paths.end(), "/dev/vfio/vfio"), 1);
+
+  // An EGM whose /dev node is gone at Allocate time is not handed out.
+  std::filesystem::remove(node_.dev_root / "egm2");
+  auto without = Allocate({{node_.egms[2].gpu_bdfs[0]}});
+  ASSERT_TRUE(without.ok()) << Describe(without.status);
+  for (const auto& p : SpecPaths(without.response.container_responses(0))) {
+    EXPECT_EQ(p.rfind("/dev/egm", 0), std::string::npos) << p;
+  }
+}
+
+// --- SR-IOV vGPU VFs -----------------------------------------------------------------------------
+
+TEST_F(VgpuTest, VfProfileIsAResourceOfVfBdfsWithoutFabricManager) {  // upstream §3.2
+  ServeSetup setup;
+  setup.vgpu_preset = sim::VgpuNodePreset::kVfH100;
+  setup.fabric_manager = false;
+  Prepare(setup);
+  StartServe();
+  const auto snapshot = kubelet_->Resource(resource_);
+  ASSERT_TRUE(snapshot.has_value());
+  EXPECT_EQ(snapshot->endpoint, "kubevirt-NVIDIA_H100XM-80C.sock");
+  EXPECT_TRUE(snapshot->options.get_preferred_allocation_available());
+  const auto vfs = ConfiguredVfs();
+  ASSERT_EQ(snapshot->devices.size(), vfs.size());
+  for (std::size_t i = 0; i < vfs.size(); ++i) EXPECT_EQ(snapshot->devices[i].id(), vfs[i].bdf);
+
+  auto answer = Allocate({{vfs[1].bdf, vfs[0].bdf}});
+  ASSERT_TRUE(answer.ok()) << Describe(answer.status);
+  const auto& response = answer.response.container_responses(0);
+  EXPECT_EQ(response.envs().at("PCI_RESOURCE_NVIDIA_COM_NVIDIA_H100XM-80C"),
+            vfs[1].bdf + "," + vfs[0].bdf);
+  EXPECT_EQ(SpecPaths(response),
+            (std::vector<std::string>{"/dev/vfio/vfio", "/dev/vfio/" + vfs[1].iommu_group,
+                                      "/dev/vfio/" + vfs[0].iommu_group}));
+  EXPECT_EQ(FmCalls("fmActivateFabricPartitionWithVFs"), 0);
+
+  // A VF whose vGPU type is cleared goes Unhealthy.
+  ASSERT_TRUE(node_.SetVfVgpuType(vfs[2].bdf, "0").ok());
+  EXPECT_TRUE(
+      WaitForDevices([&](const auto& d) { return HealthOf(d, vfs[2].bdf) == "Unhealthy"; }, 25s));
+  const auto devices = InventoryDevices(History());
+  ASSERT_FALSE(devices.empty());
+  EXPECT_EQ(devices[0].value("kind", ""), "DEVICE_KIND_VGPU_VF");
+  EXPECT_EQ(devices[0].value("parent_bdf", ""), vfs[0].parent_bdf);
+}
+
+TEST_F(VgpuTest, WholeGpusAndVfsOnOneFabricManagerNodeRefuseToStart) {
+  Prepare({.vgpu_preset = sim::VgpuNodePreset::kVfH100});
+  // One GPU handed over whole: Fabric Manager cannot serve both modes.
+  const std::string gpu = node_.vfs.back().parent_bdf;
+  ASSERT_TRUE(node_.RebindDriver(gpu, "vfio-pci").ok());
+  auto serve = Spawn(ServeArgs(), "serve-mixed");
+  const auto ended = serve->WaitForExit(20s);
+  ASSERT_TRUE(ended.has_value()) << "serve did not stop on a node with two FM modes";
+  EXPECT_FALSE(ended->success());
+  const std::string log = serve->Log();
+  EXPECT_NE(log.find("Fabric Manager runs in one mode per node"), std::string::npos) << log;
+  EXPECT_NE(log.find("FABRIC_MODE=2"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace gfp::testing
