@@ -291,10 +291,10 @@ TEST_F(VfTest, OrphanedPartitionWithOtherVfsIsDeactivatedThenActivatedWithTheNew
     return gfp::testing::FmOk();
   };
   EXPECT_EQ(d.RunToCompletion(d.Request(kVfResource, {V(3, 5), V(1, 5)}), outcome), "");
-  EXPECT_THAT(d.TypesSince(mark),
-              ElementsAre("AllocationRequested", "PartitionDeactivationRequested",
-                          "PartitionDeactivated", "PartitionActivationRequested",
-                          "PartitionActivated", "AllocationGranted"));
+  EXPECT_THAT(
+      d.TypesSince(mark),
+      ElementsAre("AllocationRequested", "PartitionDeactivationRequested", "PartitionDeactivated",
+                  "PartitionActivationRequested", "PartitionActivated", "AllocationGranted"));
   ASSERT_EQ(effects.size(), 2u);
   EXPECT_EQ(effects[0].kind, Effect::Kind::kDeactivatePartition);
   EXPECT_THAT(effects[1].vf_bdfs, ElementsAre("0000:c3:00.5", "0000:d1:00.5"));
