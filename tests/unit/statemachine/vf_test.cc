@@ -8,6 +8,7 @@
 #include "common/sm_fixtures.h"
 #include "statemachine/free_partitions.h"
 #include "statemachine/preferred.h"
+#include "statemachine/recovery.h"
 
 namespace gfp::sm {
 namespace {
@@ -200,6 +201,20 @@ TEST_F(VfTest, PreStartReactivatesWithTheJournaledList) {
   EXPECT_THAT(ensure.effects[0].vf_bdfs, ElementsAre("0000:c3:00.4", "0000:d1:00.5"));
   d.Run(OutcomeOf(ensure.effects[0], d.now, gfp::testing::FmOk()));
   EXPECT_EQ(d.state.active.at(3).owner, id);
+}
+
+// docs/recovery.md row 7 with VFs: a re-activation whose outcome was lost is recorded with its
+// journaled list, and the partition goes back to its owner.
+TEST_F(VfTest, InterruptedReactivationIsRecordedWithItsListForItsOwner) {
+  const AllocationId id = Allocate({V(3, 5), V(1)});
+  FabricLosesEverything(/*pod_holders_known=*/true);
+  Decision ensure = d.Run(EnsurePartitionActive{d.now, {V(1), V(3, 5)}});
+  ASSERT_EQ(ensure.effects.size(), 1u);
+  for (const auto& outcome : ResolvePendingIntents(d.state, {3}, d.now)) d.Run(outcome);
+  EXPECT_THAT(d.journal.back().partition_activated().vf_bdfs(),
+              ElementsAre("0000:c3:00.4", "0000:d1:00.5"));
+  EXPECT_EQ(d.state.active.at(3).owner, id);
+  EXPECT_EQ(d.state.anomaly_count, 0u);
 }
 
 // The journal's order can only stop matching FM's GPU order through a hand-made state (the table
