@@ -160,6 +160,13 @@ class Applier {
                 " which is not active");
         return;
       }
+      // Granted a partition already active with its VFs: that list is its VF list from now on.
+      if (a->fabric_vfs.empty()) a->fabric_vfs = active->second.vf_bdfs;
+      if (a->fabric_vfs != active->second.vf_bdfs) {
+        Anomaly("allocation " + a->id + " granted partition " + std::to_string(e.partition_id()) +
+                " which is active with other VFs");
+        return;
+      }
       active->second.owner = a->id;
       active->second.adopted = false;
       a->partition = e.partition_id();
@@ -202,7 +209,7 @@ class Applier {
   }
 
   bool StartIntent(PartitionId pid, IntentKind kind, const AllocationId& allocation,
-                   const char* event_name) {
+                   const char* event_name, std::vector<Bdf> vf_bdfs = {}) {
     if (!s_.partitions.count(pid)) {
       Anomaly(std::string(event_name) + " for partition " + std::to_string(pid) +
               " which is not in the partition table");
@@ -214,7 +221,7 @@ class Applier {
               std::to_string(it->second.requested_seq) + " is pending");
       return false;
     }
-    s_.intents[pid] = PendingIntent{kind, allocation, seq_, time_, {}};
+    s_.intents[pid] = PendingIntent{kind, allocation, seq_, time_, std::move(vf_bdfs)};
     return true;
   }
 
@@ -236,8 +243,16 @@ class Applier {
               " which is already active");
       return;
     }
-    StartIntent(e.partition_id(), IntentKind::kActivate, e.allocation_id(),
-                "PartitionActivationRequested");
+    std::vector<Bdf> vfs(e.vf_bdfs().begin(), e.vf_bdfs().end());
+    if (!StartIntent(e.partition_id(), IntentKind::kActivate, e.allocation_id(),
+                     "PartitionActivationRequested", vfs)) {
+      return;
+    }
+    // The first activation journaled for an allocation fixes its VF list (FM's order) for good.
+    auto allocation = s_.allocations.find(e.allocation_id());
+    if (allocation != s_.allocations.end() && allocation->second.fabric_vfs.empty()) {
+      allocation->second.fabric_vfs = std::move(vfs);
+    }
   }
 
   void On(const events::PartitionActivated& e) {
@@ -255,13 +270,19 @@ class Applier {
     }
     ActivePartition active;
     active.since = time_;
+    active.vf_bdfs.assign(e.vf_bdfs().begin(), e.vf_bdfs().end());
     // A re-activation goes back to its granted owner; a first activation is owned from the
     // AllocationGranted that follows it in the same transaction.
     auto owner = s_.allocations.find(e.allocation_id());
     if (owner != s_.allocations.end() && owner->second.partition == e.partition_id() &&
         (owner->second.status == AllocationStatus::kGranted ||
          owner->second.status == AllocationStatus::kBound)) {
-      active.owner = owner->first;
+      if (owner->second.fabric_vfs == active.vf_bdfs) {
+        active.owner = owner->first;
+      } else {
+        Anomaly("partition " + std::to_string(e.partition_id()) + " re-activated with VFs " +
+                "other than allocation " + owner->first + "'s; left without an owner");
+      }
     }
     s_.active[e.partition_id()] = std::move(active);
   }

@@ -1,6 +1,7 @@
 #include "statemachine/decide.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -126,19 +127,63 @@ void RequestDeactivation(Builder& b, PartitionId pid, const std::string& reason,
   b.Effect({Effect::Kind::kDeactivatePartition, pid, {}, {}});
 }
 
+// `vfs`: the VF list for fmActivateFabricPartitionWithVFs (vGPU VFs), empty for whole GPUs.
 void RequestActivation(Builder& b, PartitionId pid, const AllocationId& for_allocation,
-                       const std::string& reason) {
+                       const std::string& reason, const std::vector<Bdf>& vfs) {
   events::PartitionActivationRequested requested;
   requested.set_partition_id(pid);
   requested.set_allocation_id(for_allocation);
   requested.set_reason(reason);
+  for (const Bdf& vf : vfs) requested.add_vf_bdfs(vf);
   GFP_EMIT(b, partition_activation_requested, requested);
-  b.Effect({Effect::Kind::kActivatePartition, pid, {}, {}});
+  b.Effect({Effect::Kind::kActivatePartition, pid, {}, vfs});
 }
 
 std::string PendingText(const PendingIntent& intent, PartitionId pid) {
   return "partition " + std::to_string(pid) + " has a pending " + IntentKindName(intent.kind) +
          " (journal seq " + std::to_string(intent.requested_seq) + "); try again";
+}
+
+std::string VfListText(const std::vector<Bdf>& vfs) {
+  return vfs.empty() ? "whole GPUs" : "VFs [" + Join(vfs) + "]";
+}
+
+// An active partition that belongs to a live allocation this request does not supersede (another
+// VM holds other VFs of its GPUs): it is never taken away from it.
+std::string ActiveForOtherText(PartitionId pid, const ActivePartition& active) {
+  return "partition " + std::to_string(pid) + " is active for allocation " + active.owner +
+         " with " + VfListText(active.vf_bdfs);
+}
+
+// The VF list to activate `pid` with for `a`: the list of its first activation when it has one
+// (FM needs the identical order on every activation), else one VF per GPU of the partition in
+// FM's order. Empty for whole GPUs.
+std::vector<Bdf> VfListFor(const State& s, const Allocation& a, PartitionId pid) {
+  if (!a.fabric_vfs.empty()) return a.fabric_vfs;
+  auto partition = s.partitions.find(pid);
+  if (partition == s.partitions.end()) return {};
+  return VfsInGpuOrder(s, DevicesOfPartition(s, partition->second).bdfs, a.devices);
+}
+
+// Why `a`'s journaled VF list cannot re-activate `pid`: a known VF of it is no longer on the GPU
+// in the same place of the partition's GPU order. FM requires the same order on every activation,
+// so a different list is never passed; the re-activation is refused instead.
+std::string VfOrderProblem(const State& s, const Allocation& a, PartitionId pid) {
+  if (a.fabric_vfs.empty()) return "";
+  auto partition = s.partitions.find(pid);
+  if (partition == s.partitions.end()) return "";
+  const PartitionDevices gpus = DevicesOfPartition(s, partition->second);
+  bool same = gpus.bdfs.size() == a.fabric_vfs.size();
+  for (std::size_t i = 0; same && i < gpus.bdfs.size(); ++i) {
+    auto vf = s.devices.find(a.fabric_vfs[i]);
+    if (vf != s.devices.end() && GpuOf(s, vf->first) != gpus.bdfs[i]) same = false;
+  }
+  if (same) return "";
+  return "partition " + std::to_string(pid) + " cannot be re-activated for allocation " + a.id +
+         " with its VFs [" + Join(a.fabric_vfs) +
+         "]: they no longer follow the partition's GPU order [" +
+         (gpus.bdfs.empty() ? gpus.missing_reason : Join(gpus.bdfs)) +
+         "], and Fabric Manager needs the same VF order on every activation";
 }
 
 // The next step of a Fabric-Manager allocation still in `requested`: clear every other active
@@ -149,25 +194,34 @@ void ContinueAllocation(Builder& b, const AllocationId& id) {
   if (it == s.allocations.end() || it->second.status != AllocationStatus::kRequested) return;
   const Allocation& a = it->second;
   auto target = PartitionWithExactDevices(s, a.devices);
-  if (!target) {
+  const std::vector<Bdf> vfs = target ? VfListFor(s, a, *target) : std::vector<Bdf>{};
+  if (!target || (vfs.empty() && AnyVf(s, a.devices))) {
     RejectAllocation(
         b, id, RefusalKind::kNotServable,
         "devices " + Join(a.devices) + " no longer form one partition of the Fabric Manager table");
     return;
   }
-  std::set<Bdf> gpus(a.devices.begin(), a.devices.end());
-  for (PartitionId stale : ActivePartitionsOverlapping(s, gpus)) {
+  std::set<Bdf> devices(a.devices.begin(), a.devices.end());
+  for (PartitionId stale : ActivePartitionsOverlapping(s, devices)) {
     if (stale == *target) continue;
     if (auto pending = s.intents.find(stale); pending != s.intents.end()) {
       RejectAllocation(b, id, RefusalKind::kNotServable, PendingText(pending->second, stale));
+      return;
+    }
+    // Owners this request supersedes are already released; one still here holds other devices.
+    if (!s.active.at(stale).owner.empty()) {
+      RejectAllocation(b, id, RefusalKind::kNotServable,
+                       ActiveForOtherText(stale, s.active.at(stale)));
       return;
     }
     RequestDeactivation(b, stale, "stale: its GPUs were allocated again by kubelet (" + id + ")",
                         id);
     return;
   }
-  if (s.active.count(*target)) {
-    // Already active (idempotent re-request, or an adopted/orphaned partition): no FM call.
+  auto active = s.active.find(*target);
+  if (active != s.active.end() && active->second.vf_bdfs == vfs) {
+    // Already active with exactly this activation (idempotent re-request, or an adopted or
+    // orphaned partition of whole GPUs): no FM call.
     Grant(b, id, *target);
     return;
   }
@@ -175,7 +229,45 @@ void ContinueAllocation(Builder& b, const AllocationId& id) {
     RejectAllocation(b, id, RefusalKind::kNotServable, PendingText(pending->second, *target));
     return;
   }
-  RequestActivation(b, *target, id, "allocation " + id);
+  if (active != s.active.end()) {
+    if (!active->second.owner.empty()) {
+      RejectAllocation(b, id, RefusalKind::kNotServable,
+                       ActiveForOtherText(*target, active->second));
+      return;
+    }
+    // Active with other VFs (or none) and no live owner: activate it again with this list.
+    RequestDeactivation(b, *target,
+                        "stale: active with " + VfListText(active->second.vf_bdfs) +
+                            ", allocation " + id + " needs " + VfListText(vfs),
+                        id);
+    return;
+  }
+  RequestActivation(b, *target, id, "allocation " + id, vfs);
+}
+
+// "GPU G" for a whole GPU, "GPU G of VF V" for a VF.
+std::string GpuText(const State& s, const std::string& device) {
+  const Bdf gpu = GpuOf(s, device);
+  return gpu == device ? "GPU " + gpu : "GPU " + gpu + " of VF " + device;
+}
+
+// VFs with Fabric Manager: each on a known GPU, one VF per GPU (FM answers FM_ST_BADPARAM to two
+// VFs of one GPU).
+Refusal VfRefusal(const State& s, const std::vector<std::string>& devices) {
+  std::map<Bdf, std::string> vf_on_gpu;
+  for (const auto& device : devices) {
+    auto known = s.devices.find(device);
+    if (known == s.devices.end() || known->second.kind != DeviceKind::kVgpuVf) continue;
+    if (known->second.parent_bdf.empty()) {
+      return NotServable("VF " + device + " has no parent GPU in the inventory");
+    }
+    auto [other, fresh] = vf_on_gpu.emplace(known->second.parent_bdf, device);
+    if (!fresh) {
+      return NotServable("VFs " + other->second + " and " + device + " are on the same GPU " +
+                         other->first + "; Fabric Manager takes one VF per GPU");
+    }
+  }
+  return {};
 }
 
 // Why `devices` cannot be allocated with Fabric Manager; empty text when they can.
@@ -188,22 +280,30 @@ Refusal FabricManagerRefusal(const State& s, const std::vector<std::string>& dev
     return {RefusalKind::kFabricManagerUnusable,
             "the Fabric Manager partition table is not known yet"};
   }
-  for (const auto& bdf : devices) {
-    if (!s.module_of_bdf.count(bdf)) {
-      return NotServable("GPU " + bdf + " has no module id in the mapping");
+  if (Refusal vfs = VfRefusal(s, devices); !vfs.text.empty()) return vfs;
+  for (const auto& device : devices) {
+    if (!s.module_of_bdf.count(GpuOf(s, device))) {
+      return NotServable(GpuText(s, device) + " has no module id in the mapping");
     }
   }
   const auto unknown = GpusWithModulesUnknownToFabricManager(s);
-  for (const auto& bdf : devices) {
-    if (auto it = unknown.find(bdf); it != unknown.end()) {
-      return NotServable("GPU " + bdf + " is mapped to module " + std::to_string(it->second) +
+  for (const auto& device : devices) {
+    if (auto it = unknown.find(GpuOf(s, device)); it != unknown.end()) {
+      return NotServable(GpuText(s, device) + " is mapped to module " + std::to_string(it->second) +
                          ", which Fabric Manager's partition table does not have");
     }
   }
   auto target = PartitionWithExactDevices(s, devices);
   if (!target) {
     std::ostringstream why;
-    why << "devices " << Join(devices) << " do not form one Fabric Manager partition";
+    if (AnyVf(s, devices)) {
+      std::vector<Bdf> gpus;
+      for (const auto& device : devices) gpus.push_back(GpuOf(s, device));
+      why << "VFs " << Join(devices) << " on GPUs " << Join(gpus)
+          << " do not form one Fabric Manager partition";
+    } else {
+      why << "devices " << Join(devices) << " do not form one Fabric Manager partition";
+    }
     std::vector<std::string> same_size;
     for (const auto& [pid, p] : s.partitions) {
       if (p.physical_ids.size() != devices.size()) continue;
@@ -254,6 +354,16 @@ Refusal ValidateRequest(const State& s, const RequestAllocation& r) {
     }
     if (!device->second.healthy) {
       return NotServable("device " + id + " is unhealthy: " + device->second.unhealthy_reason);
+    }
+  }
+  // One VM's devices are of one kind: a partition is never activated for two kinds at once.
+  const DeviceState& first = s.devices.at(r.device_ids.front());
+  for (const auto& id : r.device_ids) {
+    const DeviceState& device = s.devices.at(id);
+    if (device.kind != first.kind) {
+      return InvalidRequest("request mixes device kinds: " + first.bdf + " is " +
+                            DeviceKindName(first.kind) + ", " + id + " is " +
+                            DeviceKindName(device.kind));
     }
   }
   return {};
@@ -344,6 +454,7 @@ void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
     return;
   }
   const AllocationId for_allocation = pending->second.allocation_id;
+  const std::vector<Bdf> vfs = pending->second.vf_bdfs;
   auto requested_allocation = [&]() -> bool {
     auto it = b.state().allocations.find(for_allocation);
     return it != b.state().allocations.end() && it->second.status == AllocationStatus::kRequested;
@@ -388,6 +499,7 @@ void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
     events::PartitionActivated done;
     done.set_partition_id(o.partition_id);
     done.set_allocation_id(for_allocation);
+    for (const Bdf& vf : vfs) done.add_vf_bdfs(vf);
     GFP_EMIT(b, partition_activated, done);
     if (requested_allocation()) {
       // An interrupted request's partition stays active without an owner: kubelet's retry of
@@ -437,15 +549,20 @@ void DecideEnsureActive(Builder& b, const EnsurePartitionActive& e) {
     b.Refuse(NotServable(PendingText(pending->second, pid)));
     return;
   }
-  std::set<Bdf> gpus(owner->devices.begin(), owner->devices.end());
-  auto overlapping = ActivePartitionsOverlapping(s, gpus);
+  std::set<Bdf> devices(owner->devices.begin(), owner->devices.end());
+  auto overlapping = ActivePartitionsOverlapping(s, devices);
   if (!overlapping.empty()) {
     b.Refuse(NotServable("partition " + std::to_string(pid) +
                          " cannot be re-activated: its GPUs are in active partition " +
                          std::to_string(overlapping.front())));
     return;
   }
-  RequestActivation(b, pid, owner->id, "re-activation before container start");
+  if (std::string problem = VfOrderProblem(s, *owner, pid); !problem.empty()) {
+    b.Refuse(NotServable(problem));
+    return;
+  }
+  RequestActivation(b, pid, owner->id, "re-activation before container start",
+                    VfListFor(s, *owner, pid));
 }
 
 // Partitions that are active, in transition, or granted to a live allocation.
@@ -525,10 +642,15 @@ void DecideFabricState(Builder& b, const ObserveFabricState& f) {
   }
   for (const auto& [pid, owner] : repairs) {
     const Allocation& a = b.state().allocations.at(owner);
-    std::set<Bdf> gpus(a.devices.begin(), a.devices.end());
-    if (!ActivePartitionsOverlapping(b.state(), gpus).empty()) continue;
+    std::set<Bdf> devices(a.devices.begin(), a.devices.end());
+    if (!ActivePartitionsOverlapping(b.state(), devices).empty()) continue;
     if (b.state().intents.count(pid)) continue;
-    RequestActivation(b, pid, owner, "drift repair: a pod still holds its GPUs");
+    if (std::string problem = VfOrderProblem(b.state(), a, pid); !problem.empty()) {
+      b.Refuse(NotServable(problem));  // reported each observation; never a different list
+      continue;
+    }
+    RequestActivation(b, pid, owner, "drift repair: a pod still holds its GPUs",
+                      VfListFor(b.state(), a, pid));
   }
 }
 

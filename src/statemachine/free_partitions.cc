@@ -7,11 +7,23 @@ namespace gfp::sm {
 std::map<std::size_t, std::size_t> FreePartitionsBySize(const State& state) {
   std::map<std::size_t, std::size_t> free_by_size;
   if (!state.fm_enabled) return free_by_size;
-  // A GPU held by a live allocation (requested, granted or bound) is not free, whatever FM says:
-  // an active partition without a live owner is cleared when its GPUs are asked for.
+  // A GPU held by a live allocation (requested, granted or bound), directly or through one of its
+  // VFs, is not free, whatever FM says: an active partition without a live owner is cleared when
+  // its GPUs are asked for. A GPU can be offered when it is itself a healthy passthrough device or
+  // has a healthy VF. mdev vGPUs have no part in partitions and count for neither.
   std::set<Bdf> held;
+  std::set<Bdf> offerable;
   for (const auto& [id, allocation] : state.allocations) {
-    if (allocation.live()) held.insert(allocation.devices.begin(), allocation.devices.end());
+    if (!allocation.live()) continue;
+    for (const Bdf& device : allocation.devices) {
+      auto known = state.devices.find(device);
+      if (known == state.devices.end() || known->second.kind != DeviceKind::kMdev) {
+        held.insert(GpuOf(state, device));
+      }
+    }
+  }
+  for (const auto& [bdf, device] : state.devices) {
+    if (device.healthy && device.kind != DeviceKind::kMdev) offerable.insert(GpuOf(state, bdf));
   }
   for (const auto& [pid, partition] : state.partitions) {
     std::size_t& count = free_by_size[partition.physical_ids.size()];
@@ -20,8 +32,7 @@ std::map<std::size_t, std::size_t> FreePartitionsBySize(const State& state) {
     if (!devices.missing_reason.empty()) continue;
     bool all_free = true;
     for (const Bdf& bdf : devices.bdfs) {
-      auto device = state.devices.find(bdf);
-      if (device == state.devices.end() || !device->second.healthy || held.count(bdf)) {
+      if (!offerable.count(bdf) || held.count(bdf)) {
         all_free = false;
         break;
       }

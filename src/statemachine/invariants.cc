@@ -1,12 +1,86 @@
 #include "statemachine/invariants.h"
 
+#include <algorithm>
 #include <charconv>
+#include <optional>
 #include <set>
+
+#include "common/strings.h"
 
 namespace gfp::sm {
 namespace {
 
 std::string P(PartitionId id) { return "partition " + std::to_string(id); }
+
+// A VF list handed to FM for `pid`: empty (whole GPUs) or one VF per GPU of the partition, the
+// i-th on its i-th GPU (checked for the VFs and mapping the state knows).
+Status CheckVfList(const State& s, PartitionId pid, const std::vector<Bdf>& vfs, const char* what) {
+  auto partition = s.partitions.find(pid);
+  if (vfs.empty() || partition == s.partitions.end()) return Status::Ok();
+  if (vfs.size() != partition->second.physical_ids.size()) {
+    return Internal(P(pid) + " " + what + " " + std::to_string(vfs.size()) + " VFs for " +
+                    std::to_string(partition->second.physical_ids.size()) + " GPUs");
+  }
+  const PartitionDevices gpus = DevicesOfPartition(s, partition->second);
+  for (std::size_t i = 0; i < gpus.bdfs.size(); ++i) {
+    auto vf = s.devices.find(vfs[i]);
+    if (vf == s.devices.end() || vf->second.parent_bdf.empty()) continue;
+    if (vf->second.parent_bdf != gpus.bdfs[i]) {
+      return Internal(P(pid) + " " + what + " VF " + vfs[i] + " in place " + std::to_string(i) +
+                      ", which is GPU " + gpus.bdfs[i] + " and not its GPU " +
+                      vf->second.parent_bdf);
+    }
+  }
+  return Status::Ok();
+}
+
+// Whether an allocation's devices are VFs, from the devices the state still knows; nullopt when
+// it knows none of them.
+std::optional<bool> DevicesAreVfs(const State& s, const Allocation& a) {
+  for (const Bdf& id : a.devices) {
+    auto device = s.devices.find(id);
+    if (device != s.devices.end()) return device->second.kind == DeviceKind::kVgpuVf;
+  }
+  return std::nullopt;
+}
+
+// VF lists: well formed on active partitions and intents; an allocation's list is a permutation
+// of its devices; a partition owned by a live allocation was activated with the owner's list,
+// which is non-empty exactly when the owner's devices are VFs (never two device kinds at once).
+Status CheckVfLists(const State& s) {
+  for (const auto& [pid, active] : s.active) {
+    GFP_RETURN_IF_ERROR(CheckVfList(s, pid, active.vf_bdfs, "is active with"));
+  }
+  for (const auto& [pid, intent] : s.intents) {
+    GFP_RETURN_IF_ERROR(CheckVfList(s, pid, intent.vf_bdfs, "has a pending activation with"));
+  }
+  for (const auto& [id, a] : s.allocations) {
+    if (a.fabric_vfs.empty()) continue;
+    if (!std::is_permutation(a.fabric_vfs.begin(), a.fabric_vfs.end(), a.devices.begin(),
+                             a.devices.end())) {
+      return Internal("allocation " + id + " has VF list [" + Join(a.fabric_vfs) +
+                      "] which is not a permutation of its devices");
+    }
+    if (a.partition) {
+      GFP_RETURN_IF_ERROR(CheckVfList(s, *a.partition, a.fabric_vfs, "is granted with"));
+    }
+  }
+  for (const auto& [pid, active] : s.active) {
+    auto owner = s.allocations.find(active.owner);
+    if (active.owner.empty() || owner == s.allocations.end()) continue;
+    if (active.vf_bdfs != owner->second.fabric_vfs) {
+      return Internal(P(pid) + " is active with VFs [" + Join(active.vf_bdfs) + "], its owner " +
+                      active.owner + " has [" + Join(owner->second.fabric_vfs) + "]");
+    }
+    const std::optional<bool> vfs = DevicesAreVfs(s, owner->second);
+    if (vfs && *vfs == active.vf_bdfs.empty()) {
+      return Internal(P(pid) + " is active " +
+                      (*vfs ? "without VFs for VFs of " : "with VFs for whole GPUs of ") +
+                      "allocation " + active.owner);
+    }
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -68,7 +142,8 @@ Status CheckInvariants(const State& s) {
     if (a.granted_at < a.requested_at) {
       return Internal("allocation " + id + " was granted before it was requested");
     }
-    if (!a.partition) continue;
+    // VFs: their list is checked against the partition's GPUs (CheckVfLists).
+    if (!a.partition || !a.fabric_vfs.empty()) continue;
     auto partition = s.partitions.find(*a.partition);
     if (partition == s.partitions.end()) continue;  // the table changed since the grant
     std::set<Bdf> gpus;
@@ -81,6 +156,8 @@ Status CheckInvariants(const State& s) {
                       P(*a.partition));
     }
   }
+
+  GFP_RETURN_IF_ERROR(CheckVfLists(s));
 
   // The module mapping is a bijection.
   if (s.module_of_bdf.size() != s.bdf_of_module.size()) {

@@ -57,8 +57,29 @@ Result<std::vector<std::string>> PreferredByPartition(const State& state,
         "; cannot choose GPUs that form one partition");
   }
 
-  const std::unordered_set<std::string> available(request.available.begin(),
-                                                  request.available.end());
+  // Each GPU and the devices that stand for it: a whole GPU itself, or its available VFs (lowest
+  // BDF first). A VM gets one VF per GPU, the must-include one where there is one.
+  const bool vfs = AnyVf(state, request.available) || AnyVf(state, request.must_include);
+  std::map<Bdf, std::vector<std::string>> available;
+  for (const auto& id : request.available) available[GpuOf(state, id)].push_back(id);
+  for (auto& [gpu, ids] : available) std::sort(ids.begin(), ids.end());
+  std::map<Bdf, std::string> must_on;
+  for (const auto& id : must) {
+    auto [other, fresh] = must_on.emplace(GpuOf(state, id), id);
+    if (!fresh) {
+      return FailedPrecondition(
+          "no Fabric Manager partition of " + std::to_string(request.size) +
+          " GPUs can be formed: must-include VFs " + EscapeAndTruncate(other->second, 80) +
+          " and " + EscapeAndTruncate(id, 80) + " are on the same GPU " +
+          EscapeAndTruncate(other->first, 80) + "; Fabric Manager takes one VF per GPU");
+    }
+  }
+  // The device answered for `gpu`.
+  auto device_for = [&](const Bdf& gpu) -> std::string {
+    if (auto m = must_on.find(gpu); m != must_on.end()) return m->second;
+    auto a = available.find(gpu);
+    return a == available.end() || a->second.empty() ? gpu : a->second.front();
+  };
   // Resolve every partition once: its GPUs and whether all of them are free.
   struct Resolved {
     const PartitionState* partition;
@@ -76,7 +97,7 @@ Result<std::vector<std::string>> PreferredByPartition(const State& state,
       r.gpus = std::move(devices.bdfs);
       for (const Bdf& gpu : r.gpus) {
         if (!available.count(gpu)) {
-          r.unusable = "GPU " + gpu + " is not available";
+          r.unusable = "GPU " + gpu + (vfs ? " has no available VF" : " is not available");
           break;
         }
       }
@@ -102,10 +123,12 @@ Result<std::vector<std::string>> PreferredByPartition(const State& state,
       continue;
     }
     auto missing = std::find_if(must.begin(), must.end(), [&](const std::string& m) {
-      return std::find(r.gpus.begin(), r.gpus.end(), m) == r.gpus.end();
+      return std::find(r.gpus.begin(), r.gpus.end(), GpuOf(state, m)) == r.gpus.end();
     });
     if (missing != must.end()) {
-      reasons.push_back(pid + ": does not contain must-include device " +
+      reasons.push_back(pid + ": does not contain " +
+                        (vfs ? "GPU " + GpuOf(state, *missing) + " of must-include VF "
+                             : std::string("must-include device ")) +
                         EscapeAndTruncate(*missing, 80));
       continue;
     }
@@ -114,7 +137,7 @@ Result<std::vector<std::string>> PreferredByPartition(const State& state,
     c.gpus = r.gpus;
     std::set<int> nodes;
     for (const Bdf& gpu : c.gpus) {
-      auto device = state.devices.find(gpu);
+      auto device = state.devices.find(device_for(gpu));
       nodes.insert(device == state.devices.end() ? 0 : device->second.numa_node);
     }
     c.numa_nodes = static_cast<int>(nodes.size());
@@ -151,6 +174,12 @@ Result<std::vector<std::string>> PreferredByPartition(const State& state,
   const Candidate& best =
       *std::min_element(candidates.begin(), candidates.end(),
                         [](const Candidate& x, const Candidate& y) { return x.rank() < y.rank(); });
+  if (vfs) {
+    // One VF per GPU, in the partition's GPU order (the order FM is given them in).
+    std::vector<std::string> answer;
+    for (const Bdf& gpu : best.gpus) answer.push_back(device_for(gpu));
+    return answer;
+  }
   std::vector<std::string> answer = must;
   for (const std::string& id : request.available) {
     if (std::find(best.gpus.begin(), best.gpus.end(), id) != best.gpus.end() &&

@@ -1,5 +1,7 @@
 // GetPreferredAllocation as pure functions of the state.
-//  - With Fabric Manager (SPEC §4.3): the GPUs of one whole, healthy partition of the asked size.
+//  - With Fabric Manager (SPEC §4.3): the GPUs of one whole, healthy partition of the asked size;
+//    for SR-IOV vGPU VFs (SPEC §9), one available VF per GPU of such a partition, in its GPU order
+//    (the must-include VF on its GPU, else the lowest BDF).
 //  - Without: the Go plugin's NUMA algorithm, reproduced exactly (upstream-behaviour.md §1.12).
 #pragma once
 

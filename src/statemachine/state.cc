@@ -73,6 +73,27 @@ bool AnyMdev(const State& state, const std::vector<std::string>& device_ids) {
   return false;
 }
 
+bool AnyVf(const State& state, const std::vector<std::string>& device_ids) {
+  for (const auto& id : device_ids) {
+    auto device = state.devices.find(id);
+    if (device != state.devices.end() && device->second.kind == DeviceKind::kVgpuVf) return true;
+  }
+  return false;
+}
+
+std::vector<Bdf> VfsInGpuOrder(const State& state, const std::vector<Bdf>& partition_gpus,
+                               const std::vector<std::string>& device_ids) {
+  if (!AnyVf(state, device_ids)) return {};
+  std::vector<Bdf> out;
+  for (const Bdf& gpu : partition_gpus) {
+    auto on_gpu = std::find_if(device_ids.begin(), device_ids.end(),
+                               [&](const std::string& id) { return GpuOf(state, id) == gpu; });
+    if (on_gpu == device_ids.end()) return {};
+    out.push_back(*on_gpu);
+  }
+  return out;
+}
+
 PartitionDevices DevicesOfPartition(const State& state, const PartitionState& partition) {
   PartitionDevices out;
   for (ModuleId module : partition.physical_ids) {
@@ -91,8 +112,8 @@ PartitionDevices DevicesOfPartition(const State& state, const PartitionState& pa
 std::optional<PartitionId> PartitionWithExactDevices(const State& state,
                                                      const std::vector<Bdf>& devices) {
   std::set<ModuleId> wanted;
-  for (const Bdf& bdf : devices) {
-    auto it = state.module_of_bdf.find(bdf);
+  for (const Bdf& device : devices) {
+    auto it = state.module_of_bdf.find(GpuOf(state, device));
     if (it == state.module_of_bdf.end()) return std::nullopt;
     wanted.insert(it->second);
   }
@@ -107,13 +128,15 @@ std::optional<PartitionId> PartitionWithExactDevices(const State& state,
 
 std::vector<PartitionId> ActivePartitionsOverlapping(const State& state,
                                                      const std::set<Bdf>& devices) {
+  std::set<Bdf> gpus;
+  for (const Bdf& device : devices) gpus.insert(GpuOf(state, device));
   std::vector<PartitionId> out;
   for (const auto& [id, active] : state.active) {
     auto partition = state.partitions.find(id);
     if (partition == state.partitions.end()) continue;
     for (ModuleId module : partition->second.physical_ids) {
       auto bdf = state.bdf_of_module.find(module);
-      if (bdf != state.bdf_of_module.end() && devices.count(bdf->second)) {
+      if (bdf != state.bdf_of_module.end() && gpus.count(bdf->second)) {
         out.push_back(id);
         break;
       }

@@ -164,7 +164,8 @@ struct PartitionDevices {
 };
 PartitionDevices DevicesOfPartition(const State& state, const PartitionState& partition);
 
-// The partition whose GPU set equals `devices` exactly, if any.
+// The partition whose GPU set equals the GPUs of `devices` (GpuOf each) exactly, if any; none
+// when two devices stand for the same GPU (two VFs of one GPU form no partition).
 std::optional<PartitionId> PartitionWithExactDevices(const State& state,
                                                      const std::vector<Bdf>& devices);
 
@@ -180,7 +181,17 @@ bool AnyMdev(const State& state, const std::vector<std::string>& device_ids);
 // mdev or a VF. Unknown ids map to themselves.
 Bdf GpuOf(const State& state, const std::string& device_id);
 
-// Active partitions sharing at least one GPU with `devices`.
+// Some of `device_ids` are SR-IOV vGPU VFs (known devices of kind kVgpuVf).
+bool AnyVf(const State& state, const std::vector<std::string>& device_ids);
+
+// The VF list Fabric Manager is given to activate a partition whose GPUs are `partition_gpus`
+// (FM's order) for `device_ids`: for each GPU, the device of `device_ids` on it. Empty when
+// `device_ids` are not VFs, or when a GPU has none of them.
+std::vector<Bdf> VfsInGpuOrder(const State& state, const std::vector<Bdf>& partition_gpus,
+                               const std::vector<std::string>& device_ids);
+
+// Active partitions sharing at least one GPU with `devices` (GPUs, or VFs and mdevs standing for
+// their GPUs).
 std::vector<PartitionId> ActivePartitionsOverlapping(const State& state,
                                                      const std::set<Bdf>& devices);
 
