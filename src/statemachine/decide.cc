@@ -169,7 +169,13 @@ std::vector<Bdf> VfListFor(const State& s, const Allocation& a, PartitionId pid)
 // in the same place of the partition's GPU order. FM requires the same order on every activation,
 // so a different list is never passed; the re-activation is refused instead.
 std::string VfOrderProblem(const State& s, const Allocation& a, PartitionId pid) {
-  if (a.fabric_vfs.empty()) return "";
+  if (a.fabric_vfs.empty()) {
+    // Never activated with VFs (no journal of this version holds such a grant): its VFs must
+    // still give one per GPU, else it would be activated for whole GPUs.
+    if (!AnyVf(s, a.devices) || !VfListFor(s, a, pid).empty()) return "";
+    return "partition " + std::to_string(pid) + " cannot be re-activated for allocation " + a.id +
+           ": its VFs " + Join(a.devices) + " are not one per GPU of the partition";
+  }
   auto partition = s.partitions.find(pid);
   if (partition == s.partitions.end()) return "";
   const PartitionDevices gpus = DevicesOfPartition(s, partition->second);

@@ -246,6 +246,20 @@ TEST_F(VfTest, ReactivationIsRefusedWhenTheGpuOrderNoLongerMatchesTheJournaledLi
   EXPECT_THAT(repair.refusal, HasSubstr("cannot be re-activated for allocation alloc-1"));
 }
 
+// A granted VF allocation without a journaled list (no journal of this version holds one) whose
+// VFs no longer give one per GPU is not re-activated, and never for whole GPUs.
+TEST_F(VfTest, ReactivationWithoutAListNeverActivatesForWholeGpus) {
+  const AllocationId id = Allocate({V(3, 5), V(1)});
+  FabricLosesEverything(/*pod_holders_known=*/true);
+  d.state.allocations.at(id).fabric_vfs.clear();
+  d.state.devices.at(V(3, 5)).parent_bdf = Gpu(1);
+  Decision ensure = d.Run(EnsurePartitionActive{d.now, {V(1), V(3, 5)}});
+  EXPECT_TRUE(ensure.effects.empty());
+  EXPECT_EQ(ensure.refusal,
+            "partition 3 cannot be re-activated for allocation alloc-1: its VFs "
+            "0000:d1:00.5,0000:c3:00.4 are not one per GPU of the partition");
+}
+
 TEST_F(VfTest, SameVfsAgainAreGrantedWithoutFabricManager) {
   const AllocationId old_id = Allocate({V(1), V(3)});
   const std::size_t mark = d.journal.size();
