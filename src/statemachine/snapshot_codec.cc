@@ -110,14 +110,8 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
   s.release_grace = in.release_grace();
   s.plugin_version = in.plugin_version();
   for (const auto& d : in.devices()) {
-    DeviceState device{d.bdf(),
-                       d.resource(),
-                       d.device_id(),
-                       d.iommu_group(),
-                       d.numa_node(),
-                       d.healthy(),
-                       d.unhealthy_reason(),
-                       DeviceKindOf(d.kind()),
+    DeviceState device{d.bdf(),       d.resource(), d.device_id(),        d.iommu_group(),
+                       d.numa_node(), d.healthy(),  d.unhealthy_reason(), DeviceKindOf(d.kind()),
                        d.parent_bdf()};
     s.devices[d.bdf()] = std::move(device);
   }
@@ -145,9 +139,11 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
   }
   for (const auto& i : in.intents()) {
     if (i.kind() != 0 && i.kind() != 1) return DataLoss("snapshot has an unknown intent kind");
-    s.intents[i.partition_id()] = PendingIntent{
-        static_cast<IntentKind>(i.kind()), i.allocation_id(), i.requested_seq(), i.requested_at(),
-        {i.vf_bdfs().begin(), i.vf_bdfs().end()}};
+    s.intents[i.partition_id()] = PendingIntent{static_cast<IntentKind>(i.kind()),
+                                                i.allocation_id(),
+                                                i.requested_seq(),
+                                                i.requested_at(),
+                                                {i.vf_bdfs().begin(), i.vf_bdfs().end()}};
   }
   for (const auto& a : in.allocations()) {
     if (a.status() < 0 || a.status() > 4) return DataLoss("snapshot has an unknown status");

@@ -2,9 +2,14 @@
 // (upstream-behaviour.md §1.4, §1.10, §1.11), SR-IOV vGPU VFs with Fabric Manager in
 // FABRIC_MODE=2 (§3.2, §3.3) and Grace EGM (§1.9).
 #include <algorithm>
+#include <fstream>
+#include <regex>
 #include <set>
+#include <sstream>
 
+#include "integration/plugin/metrics_http.h"
 #include "integration/plugin/serve_fixture.h"
+#include "sim/fm/sim_tables.h"
 
 namespace gfp::testing {
 namespace {
@@ -29,8 +34,51 @@ std::vector<nlohmann::json> InventoryDevices(const std::vector<nlohmann::json>& 
   return {};
 }
 
+// The label lines of the NFD file (its comment lines dropped).
+std::string ReadText(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::string text;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] != '#') text += line + "\n";
+  }
+  return text;
+}
+
 class VgpuTest : public ServeFixture {
  protected:
+  // The metrics port serve logged; 0 when it did not.
+  int MetricsPort() {
+    static const std::regex listening(R"(metrics endpoint listening on 127\.0\.0\.1:(\d+))");
+    int port = 0;
+    WaitUntil(
+        [&] {
+          std::smatch m;
+          const std::string log = serve_ ? serve_->Log() : "";
+          if (std::regex_search(log, m, listening)) port = std::stoi(m[1]);
+          return port != 0;
+        },
+        20s);
+    return port;
+  }
+  // The NFD file's text when the GPUs in `held` are taken (computed from the table).
+  std::string ExpectedLabels(const std::set<std::string>& held) const {
+    std::string text;
+    std::size_t largest = 0;
+    for (std::size_t size : PartitionSizes()) {
+      std::size_t free = 0;
+      for (std::uint32_t id : PartitionsOfSize(size)) {
+        const auto bdfs = PartitionBdfs(id);
+        free +=
+            std::none_of(bdfs.begin(), bdfs.end(), [&](const auto& b) { return held.count(b); });
+      }
+      text +=
+          "gpu-fabric.free-partitions." + std::to_string(size) + "=" + std::to_string(free) + "\n";
+      if (free > 0) largest = std::max(largest, size);
+    }
+    return text + "gpu-fabric.largest-free-partition=" + std::to_string(largest) + "\n";
+  }
+
   // The mdevs of one type, by UUID.
   std::vector<sim::FakeMdev> MdevsOfType(const std::string& type_name) const {
     std::vector<sim::FakeMdev> out;
@@ -44,6 +92,33 @@ class VgpuTest : public ServeFixture {
     std::vector<sim::FakeVf> out;
     for (const auto& vf : node_.vfs) {
       if (vf.vgpu_type_id != "0") out.push_back(vf);
+    }
+    return out;
+  }
+  // The VFs Fabric Manager must get for partition `pid`: one per GPU, in FM's physical-id order
+  // (computed from the table, not from the plugin).
+  std::vector<std::string> FmOrderVfs(std::uint32_t pid) const {
+    auto table = fmsim::FindTable(fm_table_);
+    EXPECT_TRUE(table.ok());
+    std::vector<std::string> out;
+    for (std::uint32_t module : (*table)->Find(pid)->physical_ids) {
+      for (const auto& gpu : node_.gpus) {
+        if (gpu.module_id == module) out.push_back(VfOn(gpu.bdf));
+      }
+    }
+    return out;
+  }
+  std::vector<fmsim::VfActivation> VfActivations() const {
+    auto calls = fm_->VfActivations();
+    EXPECT_TRUE(calls.ok()) << calls.status().message();
+    return calls.ok() ? *calls : std::vector<fmsim::VfActivation>{};
+  }
+  // The vf_bdfs of every PartitionActivationRequested in the journal.
+  std::vector<std::vector<std::string>> JournaledVfLists() {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& e : History()) {
+      if (e.value("type", "") != "PartitionActivationRequested") continue;
+      out.push_back(e.value("vf_bdfs", std::vector<std::string>{}));
     }
     return out;
   }
@@ -227,6 +302,143 @@ TEST_F(VgpuTest, VfProfileIsAResourceOfVfBdfsWithoutFabricManager) {  // upstrea
   ASSERT_FALSE(devices.empty());
   EXPECT_EQ(devices[0].value("kind", ""), "DEVICE_KIND_VGPU_VF");
   EXPECT_EQ(devices[0].value("parent_bdf", ""), vfs[0].parent_bdf);
+}
+
+TEST_F(VgpuTest, VfsWithFabricManagerActivateOneVfPerGpuInPartitionOrder) {  // §3.3
+  Prepare({.vgpu_preset = sim::VgpuNodePreset::kVfH100});
+  // A second configured VF on the first GPU: two VFs of one GPU must never go to FM together.
+  const std::string first_gpu = node_.gpus[0].bdf;
+  const std::string second_vf = node_.vfs[1].bdf;
+  ASSERT_EQ(node_.vfs[1].parent_bdf, first_gpu);
+  ASSERT_TRUE(node_.SetVfVgpuType(second_vf, node_.vfs[0].vgpu_type_id).ok());
+  node_.vfs[1].vgpu_type_id = node_.vfs[0].vgpu_type_id;
+  StartServe();
+  std::vector<std::string> all;
+  for (const auto& vf : ConfiguredVfs()) all.push_back(vf.bdf);
+
+  // Preferred: one VF per GPU of a free 2-GPU partition.
+  auto preferred = Preferred(all, {}, 2);
+  ASSERT_TRUE(preferred.ok()) << Describe(preferred.status);
+  const auto& chosen = preferred.response.container_responses(0).deviceids();
+  ASSERT_EQ(chosen.size(), 2);
+  std::set<std::string> parents;
+  for (const auto& id : chosen) {
+    for (const auto& vf : node_.vfs) {
+      if (vf.bdf == id) parents.insert(vf.parent_bdf);
+    }
+  }
+  bool one_partition = false;
+  for (auto pid : PartitionsOfSize(2)) {
+    const auto gpus = PartitionBdfs(pid);
+    one_partition |= parents == std::set<std::string>(gpus.begin(), gpus.end());
+  }
+  EXPECT_TRUE(one_partition) << "the preferred VFs are not on the GPUs of one 2-GPU partition";
+
+  // Two VFs of one GPU: refused before FM is asked.
+  auto same_gpu = Allocate({{node_.vfs[0].bdf, second_vf}});
+  ASSERT_FALSE(same_gpu.ok());
+  EXPECT_EQ(same_gpu.status.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
+      << Describe(same_gpu.status);
+  EXPECT_NE(same_gpu.status.error_message().find("same GPU"), std::string::npos)
+      << Describe(same_gpu.status);
+  EXPECT_TRUE(VfActivations().empty());
+
+  // Allocate in reverse order: FM gets the partition's order, kubelet's env the request's.
+  const std::uint32_t pid = PartitionsOfSize(2)[0];
+  const auto gpus = PartitionBdfs(pid);
+  const std::vector<std::string> request = {VfOn(gpus[1]), VfOn(gpus[0])};
+  auto answer = Allocate({request});
+  ASSERT_TRUE(answer.ok()) << Describe(answer.status);
+  EXPECT_EQ(answer.response.container_responses(0).envs().at(env_key_),
+            request[0] + "," + request[1]);
+  const auto expected = FmOrderVfs(pid);
+  ASSERT_EQ(VfActivations().size(), 1u);
+  EXPECT_EQ(VfActivations()[0], (fmsim::VfActivation{pid, expected, 0, ""}));
+  EXPECT_EQ(FmCalls("fmActivateFabricPartition"), 0);
+  EXPECT_EQ(JournaledVfLists(), std::vector<std::vector<std::string>>{expected});
+
+  // FM loses the partition; PreStart re-activates with the same list.
+  ASSERT_TRUE(fm_->DeactivateDirectly(pid).ok());
+  auto prestart = PreStart(request);
+  ASSERT_TRUE(prestart.ok()) << Describe(prestart.status);
+  ASSERT_EQ(VfActivations().size(), 2u);
+  EXPECT_EQ(VfActivations()[1], (fmsim::VfActivation{pid, expected, 0, ""}));
+  for (const auto& list : JournaledVfLists()) EXPECT_EQ(list, expected);
+  ExpectJournalVerifies();
+}
+
+TEST_F(VgpuTest, VfPartitionSurvivesFmLossAndIsReleasedWithItsPod) {
+  Prepare({.vgpu_preset = sim::VgpuNodePreset::kVfH100});
+  StartServe();
+  auto admitted = kubelet_->AdmitPod("vms", "vgpu-vm", {{"compute", 4}}, resource_);
+  ASSERT_TRUE(admitted.ok()) << Describe(admitted.status);
+  auto active = fm_->ActiveVfs();
+  ASSERT_TRUE(active.ok());
+  ASSERT_EQ(active->size(), 1u);
+  const auto [pid, vfs] = *active->begin();
+  EXPECT_EQ(vfs, FmOrderVfs(pid));
+  ASSERT_TRUE(WaitForEvent(
+      "AllocationBound",
+      [](const auto& e) { return e.dump().find("vgpu-vm") != std::string::npos; }, 10s));
+
+  // Drift: FM lost it while the pod holds it; the reconciler re-activates with the same VFs.
+  ASSERT_TRUE(fm_->DeactivateDirectly(pid).ok());
+  EXPECT_TRUE(WaitUntil([&] { return VfActivations().size() >= 2; }, 10s))
+      << "the lost partition was not re-activated";
+  EXPECT_EQ(VfActivations().back(), (fmsim::VfActivation{pid, vfs, 0, ""}));
+
+  // FM restarts in resiliency mode: the resync keeps the partition with its VFs.
+  ASSERT_TRUE(fm_->Restart(true).ok());
+  EXPECT_TRUE(WaitUntil([&] { return FmCalls("fmSetActivatedFabricPartitions") >= 1; }, 15s));
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        auto now = fm_->ActiveVfs();
+        return now.ok() && now->count(pid) && now->at(pid) == vfs;
+      },
+      10s));
+
+  // The pod goes: the partition is deactivated.
+  ASSERT_TRUE(kubelet_->DeletePod("vms", "vgpu-vm"));
+  EXPECT_TRUE(WaitUntil([&] { return ActivePartitions().empty(); }, 10s))
+      << "partition " << pid << " stayed active after its pod went";
+  for (const auto& list : JournaledVfLists()) EXPECT_EQ(list, vfs);
+  ExpectJournalVerifies();
+}
+
+TEST_F(VgpuTest, MetricsAndLabelsCountVfsAndTheirPartitions) {  // SPEC §8.1, §8.2, §9
+  Prepare({.vgpu_preset = sim::VgpuNodePreset::kVfH100});
+  const auto labels = dir() / "features.d" / "gpu-fabric";
+  std::filesystem::create_directories(labels.parent_path());
+  StartServe(true, {{"--metrics-address", "127.0.0.1:0"}, {"--node-labels-file", labels.string()}});
+  const int port = MetricsPort();
+  ASSERT_GT(port, 0);
+  const std::string healthy =
+      "gpu_fabric_devices{health=\"healthy\",resource=\"" + resource_ + "\"}";
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return SampleValue(HttpGet(port, "/metrics").body, healthy) == ConfiguredVfs().size();
+      },
+      10s))
+      << HttpGet(port, "/metrics").body;
+  std::string text;
+  EXPECT_TRUE(WaitUntil([&] { return (text = ReadText(labels)) == ExpectedLabels({}); }, 10s))
+      << text;
+
+  const std::uint32_t pid = PartitionsOfSize(4)[0];
+  const auto gpus = PartitionBdfs(pid);
+  std::vector<std::string> request;
+  for (const auto& gpu : gpus) request.push_back(VfOn(gpu));
+  auto answer = Allocate({request});
+  ASSERT_TRUE(answer.ok()) << Describe(answer.status);
+  const std::set<std::string> held(gpus.begin(), gpus.end());
+  EXPECT_TRUE(WaitUntil([&] { return (text = ReadText(labels)) == ExpectedLabels(held); }, 10s))
+      << text << "\nexpected:\n"
+      << ExpectedLabels(held);
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return SampleValue(HttpGet(port, "/metrics").body, "gpu_fabric_partitions_active") == 1;
+      },
+      10s));
 }
 
 TEST_F(VgpuTest, WholeGpusAndVfsOnOneFabricManagerNodeRefuseToStart) {
