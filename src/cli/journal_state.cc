@@ -2,6 +2,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cli/journal_command.h"
 #include "cli/journal_output.h"
@@ -14,6 +15,29 @@
 
 namespace gfp::cli {
 namespace {
+
+// Adds `key` with the list when it is non-empty (VF lists exist only for vGPU VFs).
+void AddListIfAny(nlohmann::json& object, const char* key, const std::vector<sm::Bdf>& list) {
+  if (!list.empty()) object[key] = list;
+}
+
+// " vfs=[a,b]" when the list is non-empty, escaped.
+std::string VfsText(const std::vector<sm::Bdf>& list) {
+  return list.empty() ? "" : " vfs=[" + EscapeControl(Join(list)) + "]";
+}
+
+nlohmann::json DevicesJson(const sm::State& s) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& [id, d] : s.devices) {
+    nlohmann::json entry = {{"id", id},
+                            {"kind", sm::DeviceKindName(d.kind)},
+                            {"resource", d.resource},
+                            {"healthy", d.healthy}};
+    if (!d.parent_bdf.empty()) entry["parent_bdf"] = d.parent_bdf;
+    devices.push_back(entry);
+  }
+  return devices;
+}
 
 nlohmann::json StateJson(const sm::State& s) {
   nlohmann::json partitions = nlohmann::json::array();
@@ -28,12 +52,12 @@ nlohmann::json StateJson(const sm::State& s) {
         a != s.allocations.end() && !a->second.pod_name.empty()) {
       pod = a->second.pod_namespace + "/" + a->second.pod_name;
     }
-    partitions.push_back({{"partition_id", pid},
-                          {"devices", devices},
-                          {"allocation_id", allocation},
-                          {"pod", pod},
-                          {"adopted", active.adopted},
-                          {"since", sm::FormatRfc3339(active.since)}});
+    nlohmann::json entry = {
+        {"partition_id", pid},         {"devices", devices},
+        {"allocation_id", allocation}, {"pod", pod},
+        {"adopted", active.adopted},   {"since", sm::FormatRfc3339(active.since)}};
+    AddListIfAny(entry, "vf_bdfs", active.vf_bdfs);
+    partitions.push_back(entry);
   }
   nlohmann::json allocations = nlohmann::json::array();
   for (const auto& [id, a] : s.allocations) {
@@ -45,14 +69,17 @@ nlohmann::json StateJson(const sm::State& s) {
                             {"status", sm::AllocationStatusName(a.status)},
                             {"pod", pod}};
     entry["partition_id"] = a.partition ? nlohmann::json(*a.partition) : nlohmann::json(nullptr);
+    AddListIfAny(entry, "fabric_vfs", a.fabric_vfs);
     allocations.push_back(entry);
   }
   nlohmann::json intents = nlohmann::json::array();
   for (const auto& [pid, i] : s.intents) {
-    intents.push_back({{"partition_id", pid},
-                       {"kind", sm::IntentKindName(i.kind)},
-                       {"allocation_id", i.allocation_id},
-                       {"requested_seq", i.requested_seq}});
+    nlohmann::json entry = {{"partition_id", pid},
+                            {"kind", sm::IntentKindName(i.kind)},
+                            {"allocation_id", i.allocation_id},
+                            {"requested_seq", i.requested_seq}};
+    AddListIfAny(entry, "vf_bdfs", i.vf_bdfs);
+    intents.push_back(entry);
   }
   nlohmann::json unhealthy = nlohmann::json::array();
   for (const auto& [bdf, d] : s.devices) {
@@ -65,11 +92,21 @@ nlohmann::json StateJson(const sm::State& s) {
           {"fabric_manager_connected", s.fm_connected},
           {"devices", s.devices.size()},
           {"unhealthy_devices", unhealthy},
+          {"device_list", DevicesJson(s)},
           {"partitions_known", s.partitions.size()},
           {"active_partitions", partitions},
           {"live_allocations", allocations},
           {"pending_intents", intents},
           {"anomalies", s.anomaly_count}};
+}
+
+// One line per device: its kind and, for an mdev or a VF, the GPU it lives on.
+void PrintDevicesText(const sm::State& s) {
+  for (const auto& [id, d] : s.devices) {
+    std::cout << "    " << EscapeControl(id) << " " << sm::DeviceKindName(d.kind);
+    if (!d.parent_bdf.empty()) std::cout << " on " << EscapeControl(d.parent_bdf);
+    std::cout << " " << EscapeControl(d.resource) << (d.healthy ? "" : " unhealthy") << "\n";
+  }
 }
 
 void PrintStateText(const sm::State& s) {
@@ -78,7 +115,9 @@ void PrintStateText(const sm::State& s) {
   std::cout << "\n  Fabric Manager: " << (s.fm_enabled ? "enabled" : "disabled")
             << (s.fm_enabled ? (s.fm_connected ? ", connected" : ", not connected") : "")
             << "\n  devices: " << s.devices.size() << ", partitions known: " << s.partitions.size()
-            << "\n  active partitions:";
+            << "\n";
+  PrintDevicesText(s);
+  std::cout << "  active partitions:";
   if (s.active.empty()) std::cout << " none";
   std::cout << "\n";
   for (const auto& [pid, active] : s.active) {
@@ -86,7 +125,8 @@ void PrintStateText(const sm::State& s) {
     if (auto p = s.partitions.find(pid); p != s.partitions.end()) {
       devices = EscapeControl(Join(sm::DevicesOfPartition(s, p->second).bdfs));
     }
-    std::cout << "    partition " << pid << " [" << devices << "] ";
+    std::cout << "    partition " << pid << " [" << devices << "]" << VfsText(active.vf_bdfs)
+              << " ";
     if (active.adopted) {
       std::cout << "adopted (found active in Fabric Manager)";
     } else if (active.owner.empty()) {
@@ -106,11 +146,12 @@ void PrintStateText(const sm::State& s) {
   for (const auto& [id, a] : s.allocations) {
     std::cout << "    " << EscapeControl(id) << " " << sm::AllocationStatusName(a.status) << " ["
               << EscapeControl(Join(a.devices)) << "]"
-              << (a.partition ? " partition " + std::to_string(*a.partition) : "") << "\n";
+              << (a.partition ? " partition " + std::to_string(*a.partition) : "")
+              << VfsText(a.fabric_vfs) << "\n";
   }
   for (const auto& [pid, i] : s.intents) {
     std::cout << "  pending: " << sm::IntentKindName(i.kind) << " partition " << pid << " (seq "
-              << i.requested_seq << ")\n";
+              << i.requested_seq << ")" << VfsText(i.vf_bdfs) << "\n";
   }
   if (s.anomaly_count) std::cout << "  anomalies: " << s.anomaly_count << "\n";
 }

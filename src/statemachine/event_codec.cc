@@ -8,9 +8,11 @@
 #include <cctype>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <sstream>
 
 #include "common/strings.h"
+#include "statemachine/state.h"
 
 namespace gfp::sm {
 namespace {
@@ -21,6 +23,24 @@ std::string Fm(const events::FmResult& fm) {
   std::string out = fm.name().empty() ? "code " + std::to_string(fm.code()) : fm.name();
   if (!fm.message().empty()) out += " (" + fm.message() + ")";
   return out;
+}
+
+// " vfs=[a,b]" for an activation with vGPU VFs; nothing for whole GPUs.
+std::string Vfs(const google::protobuf::RepeatedPtrField<std::string>& vfs) {
+  return vfs.empty() ? "" : " vfs=[" + Join(vfs) + "]";
+}
+
+// " (2 passthrough, 4 vgpu-vf)": how many devices of each kind, when any is not passthrough.
+std::string KindCounts(const events::InventoryObserved& x) {
+  std::map<int, int> counts;
+  for (const auto& d : x.devices()) ++counts[static_cast<int>(DeviceKindOf(d.kind()))];
+  if (counts.empty() || (counts.size() == 1 && counts.begin()->first == 0)) return "";
+  std::string out;
+  for (const auto& [kind, n] : counts) {
+    out += (out.empty() ? " (" : ", ") + std::to_string(n) + " " +
+           DeviceKindName(static_cast<DeviceKind>(kind));
+  }
+  return out + ")";
 }
 
 const google::protobuf::FieldDescriptor* BodyField(const Event& event) {
@@ -77,7 +97,7 @@ std::string SummarizeEvent(const Event& e) {
     }
     case Event::kInventoryObserved: {
       const auto& x = e.inventory_observed();
-      o << x.devices_size() << " devices:";
+      o << x.devices_size() << " devices" << KindCounts(x) << ":";
       for (const auto& d : x.devices())
         o << " " << d.bdf() << "(group " << d.iommu_group() << ", numa " << d.numa_node() << ")";
       if (x.devices_size() > 0) o << " resource " << x.devices(0).resource();
@@ -153,11 +173,12 @@ std::string SummarizeEvent(const Event& e) {
       const auto& x = e.partition_activation_requested();
       o << "partition " << x.partition_id() << " activation requested for " << x.allocation_id();
       if (!x.reason().empty()) o << " (" << x.reason() << ")";
+      o << Vfs(x.vf_bdfs());
       break;
     }
     case Event::kPartitionActivated:
       o << "partition " << e.partition_activated().partition_id() << " active for "
-        << e.partition_activated().allocation_id();
+        << e.partition_activated().allocation_id() << Vfs(e.partition_activated().vf_bdfs());
       break;
     case Event::kPartitionActivationFailed:
       o << "partition " << e.partition_activation_failed().partition_id()
