@@ -264,6 +264,9 @@ TEST_F(FlagsTest, Ipv6AndHostileFmAddressesAreRefusedClearly) {
                          {"--fm-address", "[::1]:6666", "IPv6", "does not support"});
   ExpectRefusedUntouched(ServeArgs({{"--fm-address", "::1"}}), {"IPv6", "does not support"});
   ExpectRefusedUntouched(ServeArgs({{"--fm-address", ":6666"}}), {"--fm-address", "no host"});
+  // A host name: the SDK takes only IPv4 or a socket path, and names no resolver.
+  ExpectRefusedUntouched(ServeArgs({{"--fm-address", "fm.example"}}),
+                         {"--fm-address", "\"fm.example\" is not an IPv4 address"});
   ExpectRefusedUntouched(ServeArgs({{"--fm-address", "1.2.3.4:0"}}), {"port", "1..65535"});
   ExpectRefusedUntouched(ServeArgs({{"--fm-address", "1.2.3.4:70000"}}), {"port", "1..65535"});
   // A control character is echoed escaped, not as a second line.

@@ -6,6 +6,9 @@
 #include <sys/mount.h>
 
 #include <fstream>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "integration/plugin/serve_fixture.h"
 
@@ -81,6 +84,56 @@ TEST_F(GrpcCodesTest, FabricManagerRefusalHasItsCodesCategory) {
              "FM_ST_NOT_READY");
   auto retried = Allocate({PartitionBdfs(1)});
   EXPECT_TRUE(retried.ok()) << Describe(retried.status);
+}
+
+// Every code FM can refuse an activation with, driven through Allocate of the real binary: kubelet
+// gets the code's category (written out here from docs/bad-input.md's table, not taken from
+// refusal_code.cc), the message names the code, nothing stays active, and the next Allocate of the
+// same GPUs works. Left out: -7 IN_USE and -9 CONNECTION_NOT_VALID, which the plugin retries (their
+// own tests are above and in fm_client_test.cc).
+TEST_F(GrpcCodesTest, EveryActivationRefusalCodeReachesKubeletAsItsCategory) {
+  using C = grpc::StatusCode;
+  const std::vector<std::tuple<int, const char*, C>> codes = {
+      {-1, "FM_ST_BADPARAM", C::INVALID_ARGUMENT},
+      {-2, "FM_ST_GENERIC_ERROR", C::INTERNAL},
+      {-3, "FM_ST_NOT_SUPPORTED", C::FAILED_PRECONDITION},
+      {-4, "FM_ST_UNINITIALIZED", C::FAILED_PRECONDITION},
+      {-5, "FM_ST_TIMEOUT", C::DEADLINE_EXCEEDED},
+      {-6, "FM_ST_VERSION_MISMATCH", C::FAILED_PRECONDITION},
+      {-8, "FM_ST_NOT_CONFIGURED", C::UNAVAILABLE},
+      {-10, "FM_ST_NVLINK_ERROR", C::INTERNAL},
+      {-11, "FM_ST_RESOURCE_BAD", C::NOT_FOUND},
+      {-12, "FM_ST_RESOURCE_IN_USE", C::FAILED_PRECONDITION},
+      {-13, "FM_ST_RESOURCE_NOT_IN_USE", C::FAILED_PRECONDITION},
+      {-14, "FM_ST_RESOURCE_EXHAUSTED", C::RESOURCE_EXHAUSTED},
+      {-15, "FM_ST_RESOURCE_NOT_READY", C::UNAVAILABLE},
+      {-16, "FM_ST_PARTITION_EXISTS", C::ALREADY_EXISTS},
+      {-17, "FM_ST_PARTITION_ID_IN_USE", C::FAILED_PRECONDITION},
+      {-18, "FM_ST_PARTITION_ID_NOT_IN_USE", C::FAILED_PRECONDITION},
+      {-19, "FM_ST_PARTITION_NAME_IN_USE", C::ALREADY_EXISTS},
+      {-20, "FM_ST_PARTITION_NAME_NOT_IN_USE", C::NOT_FOUND},
+      {-21, "FM_ST_PARTITION_ID_NAME_MISMATCH", C::INVALID_ARGUMENT},
+      {-22, "FM_ST_NOT_READY", C::UNAVAILABLE},
+      {-23, "FM_ST_RESOURCE_USED_IN_THIS_PARTITION", C::FAILED_PRECONDITION},
+      {-24, "FM_ST_RESOURCE_USED_IN_ANOTHER_PARTITION", C::FAILED_PRECONDITION},
+      {-25, "FM_ST_PARTITION_MISWIRED_TRUNKS", C::INTERNAL},
+      {-26, "FM_ST_PARTITION_INSUFFICIENT_TRUNKS", C::INTERNAL},
+      {-27, "FM_ST_PARTITION_MISSING_SWITCHES", C::INTERNAL},
+      {-28, "FM_ST_PARTITION_NETWORK_CONFIG_ERROR", C::INTERNAL},
+      {-29, "FM_ST_PARTITION_ROUTE_PROGRAMMING_ERROR", C::INTERNAL},
+      {-42, "FM_ST_UNKNOWN(-42)", C::INTERNAL},
+  };
+  Prepare({});
+  StartServe();
+  for (const auto& [code, name, grpc_code] : codes) {
+    ASSERT_TRUE(fm_->InjectFailure("fmActivateFabricPartition", code).ok());
+    ExpectCode(Allocate({PartitionBdfs(1)}), grpc_code,
+               "could not activate partition 1: " + std::string(name), name);
+    EXPECT_TRUE(ActivePartitions().empty()) << name;
+  }
+  auto retried = Allocate({PartitionBdfs(1)});
+  EXPECT_TRUE(retried.ok()) << Describe(retried.status);
+  ExpectJournalVerifies();
 }
 
 // Another connection holds the journal's write lock: the append fails (SQLITE_BUSY), which is

@@ -152,6 +152,24 @@ TEST_F(LifecycleTest, ResyncHandsTheJournalsActiveSetToFabricManager) {
   EXPECT_EQ(d.journal.back().fabric_manager_resynced().partition_ids_size(), 2);
 }
 
+// The adapter's decoder refuses duplicate ids; the state machine checks again, since a table it
+// accepted would key partitions by id. Nothing is journaled and the known table stays.
+TEST_F(LifecycleTest, TableListingAPartitionTwiceIsRefusedAndChangesNothing) {
+  const auto before = d.state.partitions;
+  ASSERT_FALSE(before.empty());
+  auto f = FabricState({});
+  f.partitions.push_back(f.partitions.front());
+  const std::size_t mark = d.journal.size();
+  Decision refused = d.Run(f);
+  EXPECT_EQ(refused.refusal, "Fabric Manager listed partition " +
+                                 std::to_string(f.partitions.front().id()) + " twice");
+  EXPECT_EQ(refused.refusal_kind, RefusalKind::kNotServable);
+  EXPECT_TRUE(refused.events.empty());
+  EXPECT_TRUE(refused.effects.empty());
+  EXPECT_EQ(d.journal.size(), mark);
+  EXPECT_EQ(d.state.partitions, before);
+}
+
 TEST_F(LifecycleTest, PreStartReactivatesOnlyWhenNeeded) {
   EnsurePartitionActive ensure{d.now, Modules(node, {4, 3, 2, 1})};
   Decision nothing = d.Run(ensure);
