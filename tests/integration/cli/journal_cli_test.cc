@@ -67,6 +67,14 @@ TEST_F(JournalCliTest, VerifyPassesOnAnIntactJournal) {
 }
 
 // One byte of one event flipped with plain SQL: verify names that seq.
+std::size_t Occurrences(const std::string& text, const std::string& needle) {
+  std::size_t count = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
 TEST_F(JournalCliTest, VerifyNamesTheSeqOfAFlippedByte) {
   for (int seq : {1, 17, 43}) {
     std::filesystem::remove(journal);
@@ -78,6 +86,16 @@ TEST_F(JournalCliTest, VerifyNamesTheSeqOfAFlippedByte) {
     CliRun run = Cli("journal verify --journal " + journal);
     EXPECT_EQ(run.exit_code, 1) << run.output;
     EXPECT_THAT(run.output, HasSubstr("damaged at seq " + std::to_string(seq))) << run.output;
+    EXPECT_THAT(run.output, HasSubstr("does not match the recomputed hash")) << run.output;
+    // Issue 8: the message once had the same prefix twice. Each part is said once, by verify and
+    // by a reading verb.
+    CliRun history = Cli("journal history --journal " + journal);
+    EXPECT_EQ(history.exit_code, 1) << history.output;
+    for (const CliRun* r : {&run, &history}) {
+      EXPECT_EQ(Occurrences(r->output, journal), 1u) << r->output;
+      EXPECT_EQ(Occurrences(r->output, "damaged at seq"), 1u) << r->output;
+      EXPECT_EQ(Occurrences(r->output, "stored hash"), 1u) << r->output;
+    }
   }
 }
 

@@ -274,6 +274,29 @@ TEST_F(FlagsTest, Ipv6AndHostileFmAddressesAreRefusedClearly) {
                          {"1.2.3.4\\nforged line"});
 }
 
+// A node with nothing to serve still starts (the DaemonSet runs on every GPU node, also before
+// the GPU Operator binds vfio-pci), and the log says what is missing: no device on a VFIO driver,
+// and /dev/vfio not there to watch.
+TEST_F(FlagsTest, NodeWithoutVfioDevicesStartsAndTheLogSaysWhatIsMissing) {
+  ServeSetup setup;
+  setup.fabric_manager = false;
+  Prepare(setup);
+  for (const auto& bdf : node_.GpuBdfs()) ASSERT_TRUE(node_.RebindDriver(bdf, "nvidia").ok());
+  fs::remove_all(node_.dev_root / "vfio");
+  auto bare = Spawn(ServeArgs({{"--fabric-manager", "false"}}), "logs/bare");
+  ASSERT_TRUE(bare);
+  EXPECT_TRUE(bare->WaitForLog("no NVIDIA device to serve under " + node_.sysfs_root.string() +
+                                   " (no GPU on a VFIO driver, no vGPU VF, no mdev)",
+                               10s))
+      << bare->Log();
+  EXPECT_TRUE(bare->WaitForLog("cannot watch " + (node_.dev_root / "vfio").string() +
+                                   " for VFIO group changes; relying on periodic checks",
+                               10s))
+      << bare->Log();
+  EXPECT_TRUE(bare->Running()) << bare->Log();
+  EXPECT_TRUE(bare->Terminate(10s).success()) << bare->Log();
+}
+
 TEST_F(FlagsTest, LogsGoToStderrAndNothingToStdout) {
   Prepare({});
   const fs::path stderr_path = dir() / "logs" / "serve.stderr";

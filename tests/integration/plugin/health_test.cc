@@ -27,6 +27,9 @@ TEST_F(HealthTest, VfioGroupNodeRemovedThenRecreated) {
       5s))
       << victim << " did not turn Unhealthy (alone) after /dev/vfio/" << GroupOf(victim)
       << " was removed";
+  // The log names the device and the reason (docs/bad-input.md §4).
+  EXPECT_TRUE(serve_->WaitForLog("device " + victim + " is Unhealthy: ", 5s)) << serve_->Log();
+  EXPECT_NE(serve_->Log().find("/vfio/" + GroupOf(victim)), std::string::npos) << serve_->Log();
 
   ASSERT_TRUE(node_.RecreateVfioGroupNode(GroupOf(victim)).ok());
   EXPECT_TRUE(

@@ -79,5 +79,22 @@ TEST_F(FmLogging, NothingAtInfoLevel) {
   EXPECT_EQ(Log().find("fmActivateFabricPartition"), std::string::npos) << Log();
 }
 
+// A call past the deadline is a warning naming the call, the deadline and what the client does
+// about it (docs/bad-input.md §8, FM_ST_TIMEOUT).
+TEST_F(FmLogging, CallPastItsDeadlineIsAWarningNamingTheCall) {
+  FabricManagerConfig config = Config();
+  config.call_deadline = std::chrono::milliseconds(100);
+  auto client = NewClient(config);
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client->Connect().ok());
+  ASSERT_TRUE(sim().SetLatency("fmGetSupportedFabricPartitions", 400).ok());
+  EXPECT_FALSE(client->GetSupportedPartitions().ok());
+  EXPECT_TRUE(HasLine(Log(),
+                      R"(\[warning\] Fabric Manager call fmGetSupportedFabricPartitions did not )"
+                      R"(return within 100 ms; connection marked broken)"))
+      << Log();
+  ASSERT_TRUE(sim().SetLatency("fmGetSupportedFabricPartitions", 0).ok());
+}
+
 }  // namespace
 }  // namespace gfp::fm

@@ -22,6 +22,33 @@ class AllocationTest : public ::testing::Test {
   Driver d;
 };
 
+// FM connected but its partition table not listed yet (the first list failed or is still on its
+// way): Allocate is refused as "FM not usable" (kubelet retries), with nothing journaled but the
+// request and its rejection, and nothing for FM to do.
+TEST(AllocationBeforeTheTable, IsRefusedUntilTheFirstPartitionList) {
+  const auto node = H100Node();
+  Driver d;
+  StartPlugin start;  // Driver::Boot up to the FM connection, without ObserveFabricState
+  start.now = d.now;
+  start.version = "test";
+  start.fabric_manager_enabled = true;
+  d.Run(start);
+  d.Run(gfp::testing::InventoryOf(node, d.now));
+  d.Run(gfp::testing::MappingOf(node, d.now));
+  ObserveFabricManagerConnection connected;
+  connected.now = d.now;
+  connected.connected = true;
+  connected.address = "/run/nvidia-fabricmanager/fmpm.sock";
+  d.Run(connected);
+  ASSERT_TRUE(d.state.fm_connected);
+  const std::size_t mark = d.journal.size();
+  Decision refused = d.Run(d.Request(node.resource, Modules(node, {1, 2})));
+  EXPECT_EQ(refused.refusal, "the Fabric Manager partition table is not known yet");
+  EXPECT_EQ(refused.refusal_kind, RefusalKind::kFabricManagerUnusable);
+  EXPECT_TRUE(refused.effects.empty());
+  EXPECT_THAT(d.TypesSince(mark), ElementsAre("AllocationRequested", "AllocationRejected"));
+}
+
 TEST_F(AllocationTest, ExactPartitionIsActivatedBeforeTheGrant) {
   auto request = d.Request(node.resource, Modules(node, {1, 3}));
   const std::size_t mark = d.journal.size();
