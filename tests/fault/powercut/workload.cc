@@ -50,7 +50,7 @@ std::uint64_t Workload::Next() {
 }
 
 std::string Workload::Where() const {
-  return "step " + std::to_string(step_) + " of " + std::to_string(steps_) + " (" + step_name_ +
+  return "step " + std::to_string(at_step_) + " of " + std::to_string(steps_) + " (" + step_name_ +
          ")";
 }
 
@@ -74,6 +74,7 @@ Status Workload::Run(const std::function<void(const std::vector<CallResult>&)>& 
   if (after_step) after_step(calls_);
   for (step_ = 1; step_ <= steps_ + 1 && !testing::fault::PoweredOff(); ++step_) {
     calls_.clear();
+    at_step_ = step_;
     if (step_ > steps_) {
       step_name_ = "drain: every pod deleted";
       vms_.clear();
@@ -103,16 +104,18 @@ void Workload::Step() {
 }
 
 void Workload::Note(const std::string& call, const Status& status) {
-  calls_.push_back({call, status});
+  const std::uint64_t fired = testing::fault::FaultsFired();
+  calls_.push_back({call, status, fired != faults_seen_});
   RecordState();
 }
 
 void Workload::RecordState() {
+  faults_seen_ = testing::fault::FaultsFired();
   if (up()) acked_state_ = world_->core().engine().CopyState();
 }
 
 void Workload::Acknowledge(Acknowledged::Kind kind, const std::string& what) {
-  acked_.push_back({kind, world_->core().engine().journal().LastSeq(), what, step_});
+  acked_.push_back({kind, world_->core().engine().journal().LastSeq(), what, at_step_});
 }
 
 void Workload::StartPlugin(const char* why) {

@@ -36,6 +36,7 @@ const char* KindName(Acknowledged::Kind kind);
 struct CallResult {
   std::string call;  // "StartPlugin", "Allocate", "PreStart", "Snapshot"
   Status status;
+  bool fault_fired = false;  // an injected I/O fault fired during this call
 };
 
 class Workload {
@@ -54,7 +55,7 @@ class Workload {
   std::vector<kubelet::ContainerDeviceAssignment> PodResources() const;
   // Where the workload is: "step 5 (admit vm-3 (2 GPUs))".
   std::string Where() const;
-  int step() const { return step_; }
+  int step() const { return at_step_; }
 
  private:
   struct Vm {
@@ -84,10 +85,12 @@ class Workload {
 
   std::unique_ptr<simtest::SimWorld> world_;
   int step_ = 0;
+  int at_step_ = 0;  // the step running or last run
   std::string step_name_ = "create the world";
   int next_vm_ = 1;
   std::vector<Vm> vms_;
   std::vector<CallResult> calls_;
+  std::uint64_t faults_seen_ = 0;  // testing::fault::FaultsFired() after the last call
   std::vector<Acknowledged> acked_;
   sm::State acked_state_;
 };
