@@ -23,8 +23,8 @@ namespace {
 
 namespace fault = gfp::testing::fault;
 
-// CI size: 4 seeds x up to 300 points (>= 1,000 cut points).
-constexpr std::uint64_t kCiSeeds = 4;
+// CI size: every cut point of 8 workloads (about 1,200 cut points).
+constexpr std::uint64_t kCiSeeds = 8;
 constexpr std::uint64_t kCiPointsPerSeed = 300;
 
 class PowerCutSweep : public ::testing::Test {
