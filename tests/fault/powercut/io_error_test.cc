@@ -63,7 +63,7 @@ class IoErrorSweep : public ::testing::Test {
 fault::IoCounters CountCalls(std::uint64_t seed) {
   RunDir dir;
   fault::ResetFaultVfs();
-  Workload w(seed, dir.path());
+  Workload w(seed, dir.path(), WorkloadSteps());
   Status ran = w.Run();
   EXPECT_TRUE(ran.ok()) << ran.message();
   const fault::IoCounters counters = fault::Counters();
@@ -135,7 +135,7 @@ void RunOne(std::uint64_t seed, fault::IoOp op, std::uint64_t nth, Tally* tally)
   const int code = nth % 2 == 1 ? IoErrorFor(op) : SQLITE_FULL;
   const bool sticky = nth % 5 == 0;
   fault::ArmFault(op, nth, code, sticky);
-  Workload w(seed, dir.path());
+  Workload w(seed, dir.path(), WorkloadSteps());
   std::string failure, where;
   bool checked = false;
   Status ran = w.Run([&](const std::vector<CallResult>& calls) {

@@ -3,6 +3,7 @@
 //   GFP_POWERCUT_SEEDS=<n>   how many seeds from it
 //   GFP_POWERCUT_POINTS=<n>|all   per seed, at most n cut (or fault) points, evenly spread
 //                            over the workload; "all": every point
+//   GFP_POWERCUT_STEPS=<n>   steps per workload (default 14; longer ones by hand)
 //   GFP_POWERCUT_CUT=<p>     only this point (with GFP_POWERCUT_SEED: replays one failure)
 //   GFP_POWERCUT_LOG=1       the plugin's own log
 //   GFP_FAULT_TMPDIR=<dir>   where the runs' files go (default /dev/shm when it is writable,
@@ -27,6 +28,8 @@ inline std::uint64_t EnvU64(const char* name, std::uint64_t fallback) {
   if (std::string(v) == "all") return std::numeric_limits<std::uint64_t>::max();
   return std::strtoull(v, nullptr, 10);
 }
+
+inline int WorkloadSteps() { return static_cast<int>(EnvU64("GFP_POWERCUT_STEPS", 14)); }
 
 // A fresh directory per run under the sweep's base directory, removed afterwards (kept when
 // KEEP_TEST_DIRS is set).
