@@ -169,21 +169,20 @@ void RunOne(std::uint64_t seed, fault::IoOp op, std::uint64_t nth, Tally* tally)
 TEST_F(IoErrorSweep, FailedIoFailsTheRequestCleanlyAndTheNextAppendSucceeds) {
   const SweepOptions options = SweepOptions::FromEnv(kCiSeeds, kCiPointsPerOp);
   const char* only_op = std::getenv("GFP_IOFAULT_OP");
-  const auto begin = std::chrono::steady_clock::now();
+  TimeBox box;
   Tally tally;
   for (std::uint64_t seed = options.first_seed; seed < options.first_seed + options.seeds; ++seed) {
     const fault::IoCounters counts = CountCalls(seed);
     for (const fault::IoOp op : kOps) {
       if (only_op != nullptr && std::string(only_op) != fault::IoOpName(op)) continue;
       for (const std::uint64_t nth : options.Pick(counts.of(op), seed)) {
+        if (box.Spent()) break;
         RunOne(seed, op, nth, &tally);
         if (tally.failures >= 5) FAIL() << "stopping after 5 failures";
       }
     }
   }
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - begin)
-                      .count();
+  const long long ms = box.elapsed_ms();
   std::string kinds;
   for (const auto& [k, v] : tally.by_kind)
     kinds += (kinds.empty() ? "" : ", ") + k + " " + std::to_string(v);

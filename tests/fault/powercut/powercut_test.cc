@@ -62,12 +62,13 @@ std::uint64_t CountPoints(std::uint64_t seed) {
 
 TEST_F(PowerCutSweep, EveryAcknowledgedDecisionSurvivesACutAtEachPoint) {
   const SweepOptions options = SweepOptions::FromEnv(kCiSeeds, kCiPointsPerSeed);
-  const auto begin = std::chrono::steady_clock::now();
+  TimeBox box;
   std::uint64_t cuts = 0, decisions = 0, lost = 0, failures = 0, total_points = 0;
   for (std::uint64_t seed = options.first_seed; seed < options.first_seed + options.seeds; ++seed) {
     const std::uint64_t points = CountPoints(seed);
     total_points += points;
     for (const std::uint64_t point : options.Pick(points, seed)) {
+      if (box.Spent()) break;
       RunDir dir;
       fault::ResetFaultVfs();
       const fault::CutMode mode = ModeFor(seed, point);
@@ -97,9 +98,7 @@ TEST_F(PowerCutSweep, EveryAcknowledgedDecisionSurvivesACutAtEachPoint) {
       if (failures >= 5) FAIL() << "stopping after 5 failures";
     }
   }
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - begin)
-                      .count();
+  const long long ms = box.elapsed_ms();
   std::printf(
       "power-cut sweep: %llu cut points (of %llu I/O points in %llu seeds), %llu "
       "acknowledged decisions checked, %llu acknowledged decisions lost, %lld ms\n",
@@ -114,7 +113,7 @@ TEST_F(PowerCutSweep, EveryAcknowledgedDecisionSurvivesACutAtEachPoint) {
 // sync or at the cut. What was acknowledged must still be exactly what is recovered.
 TEST_F(PowerCutSweep, ACutAfterAnIoErrorLosesNothingAcknowledged) {
   const SweepOptions options = SweepOptions::FromEnv(kCiSeeds / 4, 10);
-  const auto begin = std::chrono::steady_clock::now();
+  TimeBox box;
   std::uint64_t cuts = 0, decisions = 0, lost = 0, failures = 0;
   struct Fault {
     fault::IoOp op;
@@ -145,6 +144,7 @@ TEST_F(PowerCutSweep, ACutAfterAnIoErrorLosesNothingAcknowledged) {
           points = fault::Counters().points();
         }
         for (const std::uint64_t point : options.Pick(points, seed + nth)) {
+          if (box.Spent()) break;
           RunDir dir;
           fault::ResetFaultVfs();
           fault::ArmFault(f.op, nth, f.code, false);
@@ -168,9 +168,7 @@ TEST_F(PowerCutSweep, ACutAfterAnIoErrorLosesNothingAcknowledged) {
       }
     }
   }
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - begin)
-                      .count();
+  const long long ms = box.elapsed_ms();
   std::printf(
       "power-cut after I/O error sweep: %llu cut points, %llu acknowledged decisions "
       "checked, %llu acknowledged decisions lost, %lld ms\n",

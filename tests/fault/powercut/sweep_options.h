@@ -5,6 +5,8 @@
 //                            over the workload; "all": every point
 //   GFP_POWERCUT_STEPS=<n>   steps per workload (default 14; longer ones by hand)
 //   GFP_POWERCUT_CUT=<p>     only this point (with GFP_POWERCUT_SEED: replays one failure)
+//   GFP_POWERCUT_BUDGET_S=<s> time box per sweep (default 300; 0: none): a sweep that
+//                            reaches it stops early, says so and passes with what it ran
 //   GFP_POWERCUT_LOG=1       the plugin's own log
 //   GFP_FAULT_TMPDIR=<dir>   where the runs' files go (default /dev/shm when it is writable,
 //                            else $TMPDIR or /tmp: durability is simulated, so a RAM disk
@@ -13,7 +15,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -28,6 +32,32 @@ inline std::uint64_t EnvU64(const char* name, std::uint64_t fallback) {
   if (std::string(v) == "all") return std::numeric_limits<std::uint64_t>::max();
   return std::strtoull(v, nullptr, 10);
 }
+
+// The sweep's time box (CI must stay bounded even on a slow disk without /dev/shm).
+class TimeBox {
+ public:
+  TimeBox()
+      : begin_(std::chrono::steady_clock::now()), budget_(EnvU64("GFP_POWERCUT_BUDGET_S", 300)) {}
+  // True (once printing a note) when the budget is spent.
+  bool Spent() {
+    if (budget_ == 0 || elapsed_ms() < static_cast<long long>(budget_) * 1000) return false;
+    if (!noted_)
+      std::printf("time box of %llu s reached: the sweep stops early\n",
+                  static_cast<unsigned long long>(budget_));
+    noted_ = true;
+    return true;
+  }
+  long long elapsed_ms() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 begin_)
+        .count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point begin_;
+  std::uint64_t budget_;
+  bool noted_ = false;
+};
 
 inline int WorkloadSteps() { return static_cast<int>(EnvU64("GFP_POWERCUT_STEPS", 14)); }
 
