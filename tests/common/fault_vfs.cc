@@ -436,6 +436,11 @@ void ArmPowerCut(std::uint64_t point, CutMode mode, std::uint64_t tear_seed) {
   S().tear_seed = tear_seed;
 }
 
+void DisarmPowerCut() {
+  std::lock_guard lock(S().mu);
+  S().cut_point.reset();
+}
+
 void ArmFault(IoOp op, std::uint64_t nth, int sqlite_code, bool sticky) {
   std::lock_guard lock(S().mu);
   S().faults.push_back({op, nth, sqlite_code, sticky});

@@ -62,6 +62,8 @@ int ResetFaultVfs();
 // Cuts the power at the point-th xWrite/xSync from now on (1-based). tear_seed picks the length
 // of a torn prefix.
 void ArmPowerCut(std::uint64_t point, CutMode mode, std::uint64_t tear_seed);
+// Cancels a cut armed and not reached.
+void DisarmPowerCut();
 // Fails the nth call of `op` (1-based, counted since the last reset) with sqlite_code; sticky:
 // also every later call of that op until ClearFaults().
 void ArmFault(IoOp op, std::uint64_t nth, int sqlite_code, bool sticky);

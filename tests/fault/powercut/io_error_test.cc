@@ -67,7 +67,7 @@ fault::IoCounters CountCalls(std::uint64_t seed) {
   Status ran = w.Run();
   EXPECT_TRUE(ran.ok()) << ran.message();
   const fault::IoCounters counters = fault::Counters();
-  EXPECT_EQ(RebootAndCheck(w, false).failure, "") << "seed " << seed << " without a fault";
+  EXPECT_EQ(RebootAndCheck(w, Reboot{}).failure, "") << "seed " << seed << " without a fault";
   return counters;
 }
 
@@ -151,7 +151,7 @@ void RunOne(std::uint64_t seed, fault::IoOp op, std::uint64_t nth, Tally* tally)
   if (failure.empty()) {
     ++tally->fired;
     ++tally->by_kind[fault::IoOpName(op)];
-    const RecoveryOutcome out = RebootAndCheck(w, false);
+    const RecoveryOutcome out = RebootAndCheck(w, Reboot{});
     tally->decisions += out.decisions;
     tally->lost += out.lost;
     failure = out.failure;

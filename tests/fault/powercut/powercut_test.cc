@@ -54,7 +54,7 @@ std::uint64_t CountPoints(std::uint64_t seed) {
   Status ran = w.Run();
   EXPECT_TRUE(ran.ok()) << ran.message();
   const std::uint64_t points = fault::Counters().points();
-  const RecoveryOutcome crash = RebootAndCheck(w, false);
+  const RecoveryOutcome crash = RebootAndCheck(w, Reboot{});
   EXPECT_EQ(crash.failure, "") << "seed " << seed << " without a cut";
   EXPECT_GT(crash.decisions, 0u) << "seed " << seed << " acknowledged nothing";
   return points;
@@ -64,6 +64,7 @@ TEST_F(PowerCutSweep, EveryAcknowledgedDecisionSurvivesACutAtEachPoint) {
   const SweepOptions options = SweepOptions::FromEnv(kCiSeeds, kCiPointsPerSeed);
   TimeBox box;
   std::uint64_t cuts = 0, decisions = 0, lost = 0, failures = 0, total_points = 0;
+  std::uint64_t double_cuts = 0;
   for (std::uint64_t seed = options.first_seed; seed < options.first_seed + options.seeds; ++seed) {
     const std::uint64_t points = CountPoints(seed);
     total_points += points;
@@ -78,7 +79,11 @@ TEST_F(PowerCutSweep, EveryAcknowledgedDecisionSurvivesACutAtEachPoint) {
       ASSERT_TRUE(ran.ok()) << ran.message();
       const std::string where = w.Where();
       const bool cut = fault::PoweredOff();
-      const RecoveryOutcome out = RebootAndCheck(w, FmLosesPartitions(seed, point));
+      // Every third cut also cuts the power again during the recovery that follows.
+      const std::uint64_t second_cut = point % 3 == 0 ? 1 + (seed * 31 + point) % 24 : 0;
+      const RecoveryOutcome out =
+          RebootAndCheck(w, {FmLosesPartitions(seed, point), second_cut, ModeFor(seed, point + 1)});
+      double_cuts += out.second_cut_hit;
       ++cuts;
       decisions += out.decisions;
       lost += out.lost;
@@ -100,11 +105,13 @@ TEST_F(PowerCutSweep, EveryAcknowledgedDecisionSurvivesACutAtEachPoint) {
   }
   const long long ms = box.elapsed_ms();
   std::printf(
-      "power-cut sweep: %llu cut points (of %llu I/O points in %llu seeds), %llu "
-      "acknowledged decisions checked, %llu acknowledged decisions lost, %lld ms\n",
+      "power-cut sweep: %llu cut points (of %llu I/O points in %llu seeds; %llu also cut during "
+      "the recovery), %llu acknowledged decisions checked, %llu acknowledged decisions lost, "
+      "%lld ms\n",
       static_cast<unsigned long long>(cuts), static_cast<unsigned long long>(total_points),
-      static_cast<unsigned long long>(options.seeds), static_cast<unsigned long long>(decisions),
-      static_cast<unsigned long long>(lost), static_cast<long long>(ms));
+      static_cast<unsigned long long>(options.seeds), static_cast<unsigned long long>(double_cuts),
+      static_cast<unsigned long long>(decisions), static_cast<unsigned long long>(lost),
+      static_cast<long long>(ms));
   EXPECT_EQ(lost, 0u);
 }
 
@@ -153,7 +160,7 @@ TEST_F(PowerCutSweep, ACutAfterAnIoErrorLosesNothingAcknowledged) {
           Workload w(seed, dir.path(), WorkloadSteps());
           ASSERT_TRUE(w.Run().ok());
           const std::string where = w.Where();
-          const RecoveryOutcome out = RebootAndCheck(w, FmLosesPartitions(seed, point));
+          const RecoveryOutcome out = RebootAndCheck(w, {FmLosesPartitions(seed, point), 0, mode});
           ++cuts;
           decisions += out.decisions;
           lost += out.lost;

@@ -84,16 +84,40 @@ std::string CheckConverged(Workload& w) {
 
 }  // namespace
 
-RecoveryOutcome RebootAndCheck(Workload& w, bool fm_loses_partitions) {
-  RecoveryOutcome out;
-  auto& world = w.world();
+namespace {
+
+// The node goes down and comes back: the plugin dropped without shutdown, the page cache gone.
+std::string PowerOff(simtest::SimWorld& world) {
   world.CrashPlugin();
   if (int open = testing::fault::ResetFaultVfs(); open != 0) {
-    out.failure = std::to_string(open) + " SQLite file(s) still open after the plugin was dropped";
-    return out;
+    return std::to_string(open) + " SQLite file(s) still open after the plugin was dropped";
   }
-  if (fm_loses_partitions) world.fm().Restart(false).IgnoreError();
-  if (Status started = world.StartPlugin(); !started.ok()) {
+  return "";
+}
+
+}  // namespace
+
+RecoveryOutcome RebootAndCheck(Workload& w, const Reboot& reboot) {
+  RecoveryOutcome out;
+  auto& world = w.world();
+  if (out.failure = PowerOff(world); !out.failure.empty()) return out;
+  if (reboot.fm_loses_partitions) world.fm().Restart(false).IgnoreError();
+  if (reboot.second_cut != 0) {
+    testing::fault::ArmPowerCut(reboot.second_cut, reboot.mode, reboot.second_cut * 104729);
+    const Status first = world.StartPlugin();
+    testing::fault::DisarmPowerCut();
+    out.second_cut_hit = testing::fault::PoweredOff();
+    if (!out.second_cut_hit && !first.ok()) {
+      out.failure = "the plugin does not start again: " + first.message();
+      return out;
+    }
+    if (out.second_cut_hit) {
+      if (out.failure = PowerOff(world); !out.failure.empty()) return out;
+    }
+  }
+  if (world.plugin_up()) {
+    // Recovered already (no second cut happened): nothing more to start.
+  } else if (Status started = world.StartPlugin(); !started.ok()) {
     out.failure = "the plugin does not start again: " + started.message();
     return out;
   }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/fault_vfs.h"
 #include "fault/powercut/workload.h"
 
 namespace gfp::faulttest {
@@ -14,6 +15,7 @@ struct RecoveryOutcome {
   std::string failure;          // empty when every check held
   std::uint64_t decisions = 0;  // acknowledged decisions checked
   std::uint64_t lost = 0;       // of which not in the journal after the reboot
+  bool second_cut_hit = false;  // the power also failed during the first recovery
 };
 
 // Checks, in order:
@@ -25,6 +27,13 @@ struct RecoveryOutcome {
 // 4. replay from seq 1, with the invariants checked after every event, equals the live state;
 // 5. after a reconcile with kubelet's pods, no intent is open and FM's active set equals the
 //    journal's.
-RecoveryOutcome RebootAndCheck(Workload& workload, bool fm_loses_partitions);
+// With second_cut (the nth I/O point of the first restart), the power also fails during that
+// recovery (in `mode`); the node then boots once more before the checks.
+struct Reboot {
+  bool fm_loses_partitions = false;
+  std::uint64_t second_cut = 0;
+  testing::fault::CutMode mode = testing::fault::CutMode::kDiscardUnsynced;
+};
+RecoveryOutcome RebootAndCheck(Workload& workload, const Reboot& reboot);
 
 }  // namespace gfp::faulttest
