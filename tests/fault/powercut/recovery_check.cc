@@ -82,10 +82,6 @@ std::string CheckConverged(Workload& w) {
   return "";
 }
 
-}  // namespace
-
-namespace {
-
 // The node goes down and comes back: the plugin dropped without shutdown, the page cache gone.
 std::string PowerOff(simtest::SimWorld& world) {
   world.CrashPlugin();
