@@ -5,7 +5,7 @@
 //                            over the workload; "all": every point
 //   GFP_POWERCUT_STEPS=<n>   steps per workload (default 14; longer ones by hand)
 //   GFP_POWERCUT_CUT=<p>     only this point (with GFP_POWERCUT_SEED: replays one failure)
-//   GFP_POWERCUT_BUDGET_S=<s> time box per sweep (default 300; 0: none): a sweep that
+//   GFP_POWERCUT_BUDGET_S=<s> time box per sweep (default 150; 0: none): a sweep that
 //                            reaches it stops early, says so and passes with what it ran
 //   GFP_POWERCUT_LOG=1       the plugin's own log
 //   GFP_FAULT_TMPDIR=<dir>   where the runs' files go (default /dev/shm when it is writable,
@@ -51,7 +51,7 @@ inline constexpr bool kSanitizerBuild = false;
 class TimeBox {
  public:
   TimeBox()
-      : begin_(std::chrono::steady_clock::now()), budget_(EnvU64("GFP_POWERCUT_BUDGET_S", 300)) {}
+      : begin_(std::chrono::steady_clock::now()), budget_(EnvU64("GFP_POWERCUT_BUDGET_S", 150)) {}
   // True (once printing a note) when the budget is spent.
   bool Spent() {
     if (budget_ == 0 || elapsed_ms() < static_cast<long long>(budget_) * 1000) return false;
