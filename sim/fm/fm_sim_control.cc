@@ -132,8 +132,55 @@ Status FmSimControl::InjectFailure(std::string_view function, int code, int coun
 Status FmSimControl::ClearFailures() {
   return Update(path_, [](SimState& s) {
     s.faults.clear();
+    s.lost_replies.clear();
+    s.crashes.clear();
+    s.delays.clear();
     return Status::Ok();
   });
+}
+
+Status FmSimControl::LoseReply(std::string_view function, int code, int count) {
+  GFP_RETURN_IF_ERROR(CheckFunction(function, false));
+  if (count != 0 && code == 0) return InvalidArgument("a lost reply needs a failure code");
+  return Update(path_, [&](SimState& s) {
+    if (count == 0) {
+      s.lost_replies.erase(std::string(function));
+    } else {
+      s.lost_replies[std::string(function)] = LostReply{code, count};
+    }
+    return Status::Ok();
+  });
+}
+
+Status FmSimControl::CrashCaller(std::string_view function, CrashPoint point, int count,
+                                 int only_pid) {
+  GFP_RETURN_IF_ERROR(CheckFunction(function, false));
+  return Update(path_, [&](SimState& s) {
+    if (count == 0) {
+      s.crashes.erase(std::string(function));
+    } else {
+      s.crashes[std::string(function)] = CallerCrash{point, count, only_pid};
+    }
+    return Status::Ok();
+  });
+}
+
+Status FmSimControl::DelayNext(std::string_view function, int ms, int count) {
+  GFP_RETURN_IF_ERROR(CheckFunction(function, false));
+  if (ms < 0) return InvalidArgument("a delay must not be negative");
+  return Update(path_, [&](SimState& s) {
+    if (count == 0 || ms == 0) {
+      s.delays.erase(std::string(function));
+    } else {
+      s.delays[std::string(function)] = Delay{ms, count};
+    }
+    return Status::Ok();
+  });
+}
+
+Result<int> FmSimControl::DelayedCallsInFlight() const {
+  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
+  return locked.state().delayed_in_flight;
 }
 
 Status FmSimControl::SetLatency(std::string_view function, int ms) {
