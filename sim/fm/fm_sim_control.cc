@@ -1,6 +1,9 @@
 #include "sim/fm/fm_sim_control.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <functional>
 
@@ -180,7 +183,11 @@ Status FmSimControl::DelayNext(std::string_view function, int ms, int count) {
 
 Result<int> FmSimControl::DelayedCallsInFlight() const {
   GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
-  return locked.state().delayed_in_flight;
+  int in_flight = 0;
+  for (int pid : locked.state().delayed_pids) {
+    if (::kill(pid, 0) == 0 || errno == EPERM) ++in_flight;  // a live process
+  }
+  return in_flight;
 }
 
 Status FmSimControl::SetLatency(std::string_view function, int ms) {

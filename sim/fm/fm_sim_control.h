@@ -64,7 +64,8 @@ class FmSimControl {
   // The next `count` calls of `function` sleep `ms` before they run (without the lock), on top
   // of any SetLatency. 0 clears it.
   Status DelayNext(std::string_view function, int ms, int count = 1);
-  // Calls still sleeping a DelayNext delay (0 once every delayed call has returned).
+  // Calls still sleeping a DelayNext delay (0 once every delayed call has returned or its
+  // process has died).
   Result<int> DelayedCallsInFlight() const;
   // Delay before each call of `function`, or of every function when it is "*".
   Status SetLatency(std::string_view function, int ms);

@@ -143,7 +143,7 @@ Wait TakeWait(const char* path, const char* function) {
   if (auto it = state.delays.find(function); it != state.delays.end()) {
     wait.ms += it->second.ms;
     ConsumeOne(state.delays, it);
-    ++state.delayed_in_flight;
+    state.delayed_pids.push_back(static_cast<int>(::getpid()));
     wait.one_shot = locked->Commit().ok();
   }
   return wait;
@@ -198,7 +198,11 @@ int Call(const char* function, const std::string& args,
     std::fprintf(stderr, "nvfm-sim: %s: %s\n", function, locked.status().message().c_str());
     return abi::kGenericError;
   }
-  if (wait.one_shot) --locked->state().delayed_in_flight;
+  if (wait.one_shot) {
+    auto& pids = locked->state().delayed_pids;
+    auto mine = std::find(pids.begin(), pids.end(), static_cast<int>(::getpid()));
+    if (mine != pids.end()) pids.erase(mine);
+  }
   auto table = FindTable(locked->state().table);
   if (!table.ok()) {
     std::fprintf(stderr, "nvfm-sim: %s: %s\n", function, table.status().message().c_str());

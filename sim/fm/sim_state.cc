@@ -55,7 +55,7 @@ json ToJson(const SimState& s) {
           {"lost_replies", lost},
           {"crashes", crashes},
           {"delays", delays},
-          {"delayed_in_flight", s.delayed_in_flight},
+          {"delayed_pids", s.delayed_pids},
           {"call_log_lines", s.call_log_lines}};
 }
 
@@ -105,7 +105,7 @@ Result<SimState> FromJson(const json& j) {
   for (const auto& [name, d] : field("delays").items()) {
     s.delays[name] = Delay{d.at("ms").get<int>(), d.at("remaining").get<int>()};
   }
-  s.delayed_in_flight = j.value("delayed_in_flight", 0);
+  s.delayed_pids = j.value("delayed_pids", std::vector<int>{});
   return s;
 }
 

@@ -58,7 +58,9 @@ struct SimState {
   std::map<std::string, LostReply> lost_replies;    // SDK function name -> lost reply
   std::map<std::string, CallerCrash> crashes;       // SDK function name -> caller crash
   std::map<std::string, Delay> delays;              // SDK function name -> one-shot delay
-  int delayed_in_flight = 0;  // calls sleeping a one-shot delay that have not returned yet
+  // The pid of each call sleeping a one-shot delay that has not returned yet (a process that
+  // died meanwhile never removes its entry; DelayedCallsInFlight skips dead processes).
+  std::vector<int> delayed_pids;
   std::uint64_t call_log_lines = 0;
 };
 
