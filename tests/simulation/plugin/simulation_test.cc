@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
@@ -685,7 +686,11 @@ int Scenario::CrashInChild(const char* function, fmsim::CrashPoint point,
     Fail(std::string("the crashing child ended with status ") + std::to_string(*status));
     return *status;
   }
-  if (*status == fmsim::kCrashExitCode) ++stats_["saga-crash-hit"];
+  if (*status == fmsim::kCrashExitCode) {
+    ++stats_["saga-crash-hit"];
+    ++stats_[std::string("crash-") + (point == fmsim::CrashPoint::kBefore ? "before-" : "after-") +
+             function];
+  }
   Expect(world_->StartPlugin(), "restart after a crash in a saga");
   return *status;
 }
@@ -715,14 +720,21 @@ void Scenario::CrashDuringActivation(fmsim::CrashPoint point, const std::string&
   }
   const std::string name = "vm-" + std::to_string(next_vm_++);
   const std::vector<std::string> devices = *chosen;
+  // kubelet's Allocate, then PreStart: either may make the activation. The marker file tells
+  // the parent whether kubelet got Allocate's answer before the process died.
+  const auto marker = dir_ / "child-allocated";
+  std::filesystem::remove(marker);
   const int status = CrashInChild("fmActivateFabricPartition", point, [&](SimWorld& world) {
-    return world.core().Allocate(world.resource(), {devices}).ok() ? 0 : 1;
+    if (!world.core().Allocate(world.resource(), {devices}).ok()) return 1;
+    std::ofstream(marker) << "granted\n";
+    world.core().PreStart(world.resource(), devices).IgnoreError();
+    return 0;
   });
   if (failed()) return;
-  std::string line = "saga crash " + when + ": Allocate " + name + " [" + Join(devices) +
+  std::string line = "saga crash " + when + ": Allocate + PreStart " + name + " [" + Join(devices) +
                      "]: " + CrashOutcome(status);
-  if (status == 0) {
-    // The child answered kubelet before it ended: the pod is admitted, its container starts.
+  if (std::filesystem::exists(marker)) {
+    // kubelet got Allocate's answer: the pod is admitted and kubelet (re)starts its container.
     const auto s = world_->core().engine().CopyState();
     const auto partition = sm::PartitionWithExactDevices(s, devices);
     if (!partition) {
@@ -734,6 +746,7 @@ void Scenario::CrashDuringActivation(fmsim::CrashPoint point, const std::string&
     vm.devices = devices;
     vm.partition = *partition;
     vms_.push_back(vm);
+    line += ", admitted";
     StartContainer(vms_.back(), line);
   }
   Record(line);
