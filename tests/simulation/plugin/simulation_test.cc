@@ -48,15 +48,17 @@ namespace gfp::simtest {
 namespace {
 
 // 187: a failed drift repair that was never retried (fixed in DecideFabricState).
-constexpr std::uint64_t kDefaultSeeds[] = {1, 2, 3, 4, 5, 6, 187};
+// 10241, 10294, 10389: a re-activation whose reply came too late (or was lost) took effect and
+// was adopted without an owner (fixed: DriftDetected.owner_allocation_id).
+constexpr std::uint64_t kDefaultSeeds[] = {1, 2, 3, 4, 5, 6, 187, 10241, 10294, 10389};
 // The default run: the seeds above, then 1000 + i up to this many (about 0.4 s a seed, release).
 constexpr std::uint64_t kDefaultSeedCount = 50;
 constexpr int kDefaultSteps = 200;
 // The FM client's deadline in the simulated world, and how long a slow FM call takes: short, so
 // that a slow call costs little real time, yet far enough apart that the outcome (the plugin gave
 // up, the call completes later on the FM worker) does not depend on the machine's load.
-constexpr std::chrono::milliseconds kSimCallDeadline{100};
-constexpr int kSlowCallMs = 300;
+constexpr std::chrono::milliseconds kSimCallDeadline{250};
+constexpr int kSlowCallMs = 600;
 constexpr std::size_t kHistoryLines = 30;
 
 // std::mt19937_64's output is fixed by the standard; the distributions are not, so they are
