@@ -4,7 +4,10 @@
 // fake HGX H100 or A100 node tree, with a fake clock and no gRPC. The test plays kubelet (GPA ->
 // Allocate -> PreStart admission, PodResources for reconciliation), Fabric Manager's bad days
 // (injected failures, dropped connections, unreachable, restarts with and without resiliency,
-// drift), kubelet restarts, plugin crashes and VFIO health flaps, and checks after every step:
+// drift, replies lost after FM carried a call out, calls slower than the FM client's deadline),
+// kubelet restarts, plugin crashes, crashes between two steps of a saga (a fork()ed child that
+// dies inside the FM call, before or after FM carries it out, then a restart from the journal)
+// and VFIO health flaps, and checks after every step:
 //   1. the engine's state passes sm::CheckInvariants;
 //   2. once settled (FM healthy and a reconcile completed since the last FM disturbance), every
 //      running VM's devices are exactly one partition, active in the journal and in FM, owned by
@@ -13,6 +16,7 @@
 //   4. after every pod is gone and the release grace has passed with FM healthy, FM's and the
 //      journal's active sets are both empty (a drain, now and then and at the end);
 //   5. the journal replays from seq 1 (with invariant checks) to the live state.
+//   6. while a slow FM call still runs, Allocate answers with a timeout ("no reply within").
 //
 // Reproduce a failure with the seed it prints:
 //   GFP_SIM_SEED=<n> [GFP_SIM_STEPS=<steps>] ./simulation_plugin_test
