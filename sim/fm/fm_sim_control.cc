@@ -1,6 +1,9 @@
 #include "sim/fm/fm_sim_control.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <functional>
 
@@ -132,8 +135,59 @@ Status FmSimControl::InjectFailure(std::string_view function, int code, int coun
 Status FmSimControl::ClearFailures() {
   return Update(path_, [](SimState& s) {
     s.faults.clear();
+    s.lost_replies.clear();
+    s.crashes.clear();
+    s.delays.clear();
     return Status::Ok();
   });
+}
+
+Status FmSimControl::LoseReply(std::string_view function, int code, int count) {
+  GFP_RETURN_IF_ERROR(CheckFunction(function, false));
+  if (count != 0 && code == 0) return InvalidArgument("a lost reply needs a failure code");
+  return Update(path_, [&](SimState& s) {
+    if (count == 0) {
+      s.lost_replies.erase(std::string(function));
+    } else {
+      s.lost_replies[std::string(function)] = LostReply{code, count};
+    }
+    return Status::Ok();
+  });
+}
+
+Status FmSimControl::CrashCaller(std::string_view function, CrashPoint point, int count,
+                                 int only_pid) {
+  GFP_RETURN_IF_ERROR(CheckFunction(function, false));
+  return Update(path_, [&](SimState& s) {
+    if (count == 0) {
+      s.crashes.erase(std::string(function));
+    } else {
+      s.crashes[std::string(function)] = CallerCrash{point, count, only_pid};
+    }
+    return Status::Ok();
+  });
+}
+
+Status FmSimControl::DelayNext(std::string_view function, int ms, int count) {
+  GFP_RETURN_IF_ERROR(CheckFunction(function, false));
+  if (ms < 0) return InvalidArgument("a delay must not be negative");
+  return Update(path_, [&](SimState& s) {
+    if (count == 0 || ms == 0) {
+      s.delays.erase(std::string(function));
+    } else {
+      s.delays[std::string(function)] = Delay{ms, count};
+    }
+    return Status::Ok();
+  });
+}
+
+Result<int> FmSimControl::DelayedCallsInFlight() const {
+  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
+  int in_flight = 0;
+  for (int pid : locked.state().delayed_pids) {
+    if (::kill(pid, 0) == 0 || errno == EPERM) ++in_flight;  // a live process
+  }
+  return in_flight;
 }
 
 Status FmSimControl::SetLatency(std::string_view function, int ms) {

@@ -49,7 +49,24 @@ class FmSimControl {
   // The next `count` calls of `function` (an SDK name such as "fmActivateFabricPartition")
   // return `code`; kAlways for every call; 0 clears it.
   Status InjectFailure(std::string_view function, int code, int count = 1);
+  // Also clears lost replies, caller crashes and one-shot delays (not latency).
   Status ClearFailures();
+  // "Applied but the reply was lost": the next `count` calls of `function` that succeed are
+  // carried out (partition activated, deactivated, active set taken) and then return `code`
+  // (FM_ST_TIMEOUT, or FM_ST_CONNECTION_NOT_VALID, which also drops every connection as a lost
+  // link does). A call that fails anyway returns its own code and consumes nothing. 0 clears it.
+  Status LoseReply(std::string_view function, int code, int count = 1);
+  // The next `count` calls of `function` end the calling process with _exit(kCrashExitCode)
+  // (no destructors, no reply): kBefore just before FM carries the call out, kAfter just after
+  // (state and call log written). With `only_pid` set, only that process crashes; calls of
+  // other processes neither crash nor consume it. 0 clears it.
+  Status CrashCaller(std::string_view function, CrashPoint point, int count = 1, int only_pid = 0);
+  // The next `count` calls of `function` sleep `ms` before they run (without the lock), on top
+  // of any SetLatency. 0 clears it.
+  Status DelayNext(std::string_view function, int ms, int count = 1);
+  // Calls still sleeping a DelayNext delay (0 once every delayed call has returned or its
+  // process has died).
+  Result<int> DelayedCallsInFlight() const;
   // Delay before each call of `function`, or of every function when it is "*".
   Status SetLatency(std::string_view function, int ms);
   // Every open handle (of every process) becomes invalid: CONNECTION_NOT_VALID until reconnect.

@@ -117,16 +117,72 @@ bool Overlap(const SimPartition& a, const SimPartition& b) {
   return false;
 }
 
-int LatencyFor(const char* path, const char* function) {
-  auto locked = LockedState::Acquire(path);
-  if (!locked.ok()) return 0;  // the real call reports the problem
-  const auto& latency = locked->state().latency_ms;
-  if (auto it = latency.find(function); it != latency.end()) return it->second;
-  if (auto all = latency.find("*"); all != latency.end()) return all->second;
-  return 0;
+// Consumes one use of a counted fault.
+template <typename F>
+void ConsumeOne(std::map<std::string, F>& faults, typename std::map<std::string, F>::iterator it) {
+  if (it->second.remaining != kAlways && --it->second.remaining <= 0) faults.erase(it);
 }
 
-// Runs one SDK call: latency, then `body` under the state lock, then the call log.
+// How long a call sleeps before it runs: latency plus any one-shot delay. A call with a one-shot
+// delay counts as in flight (state field delayed_in_flight) until it returns.
+struct Wait {
+  int ms = 0;
+  bool one_shot = false;
+};
+
+Wait TakeWait(const char* path, const char* function) {
+  auto locked = LockedState::Acquire(path);
+  if (!locked.ok()) return {};  // the real call reports the problem
+  SimState& state = locked->state();
+  Wait wait;
+  if (auto it = state.latency_ms.find(function); it != state.latency_ms.end()) {
+    wait.ms = it->second;
+  } else if (auto all = state.latency_ms.find("*"); all != state.latency_ms.end()) {
+    wait.ms = all->second;
+  }
+  if (auto it = state.delays.find(function); it != state.delays.end()) {
+    wait.ms += it->second.ms;
+    ConsumeOne(state.delays, it);
+    state.delayed_pids.push_back(static_cast<int>(::getpid()));
+    wait.one_shot = locked->Commit().ok();
+  }
+  return wait;
+}
+
+// True (and one use consumed) when this process must crash at `point` of `function`.
+bool TakeCrash(SimState& state, const char* function, CrashPoint point) {
+  auto it = state.crashes.find(function);
+  if (it == state.crashes.end() || it->second.point != point) return false;
+  if (it->second.only_pid != 0 && it->second.only_pid != static_cast<int>(::getpid())) {
+    return false;
+  }
+  ConsumeOne(state.crashes, it);
+  return true;
+}
+
+// The process dies as on SIGKILL or power loss at this point: no destructors, no reply. What FM
+// did so far (and the consumed fault) is written first, as the daemon would have it.
+[[noreturn]] void CrashNow(LockedState& locked, const char* function, const char* when) {
+  locked.Commit().IgnoreError();
+  std::fprintf(stderr, "nvfm-sim: %s: the caller crashes %s the call (injected)\n", function, when);
+  std::fflush(stderr);
+  ::_exit(kCrashExitCode);
+}
+
+// A call FM carried out whose reply is lost: the caller gets the armed code instead of SUCCESS.
+int LoseReplyIfArmed(CallContext& c, int code) {
+  if (code != abi::kSuccess) return code;
+  auto it = c.state.lost_replies.find(c.function);
+  if (it == c.state.lost_replies.end()) return code;
+  const int lost = it->second.code;
+  ConsumeOne(c.state.lost_replies, it);
+  if (lost == abi::kConnectionNotValid) ++c.state.generation;  // the link went down
+  c.note = "carried out; reply lost (the caller got " + std::to_string(lost) + ")";
+  return lost;
+}
+
+// Runs one SDK call: latency, then `body` under the state lock, then the call log. The log
+// records what FM did (a lost reply is logged with the code FM meant to return, and a note).
 int Call(const char* function, const std::string& args,
          const std::function<int(CallContext&)>& body, std::vector<std::string> vfs = {}) {
   const char* path = std::getenv("NVFM_SIM_STATE");
@@ -135,25 +191,38 @@ int Call(const char* function, const std::string& args,
     return abi::kGenericError;
   }
   // Injected latency is slept without the lock so the control API and other callers go on.
-  if (int delay = LatencyFor(path, function); delay > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay));
-  }
+  const Wait wait = TakeWait(path, function);
+  if (wait.ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(wait.ms));
   auto locked = LockedState::Acquire(path);
   if (!locked.ok()) {
     std::fprintf(stderr, "nvfm-sim: %s: %s\n", function, locked.status().message().c_str());
     return abi::kGenericError;
   }
+  if (wait.one_shot) {
+    auto& pids = locked->state().delayed_pids;
+    auto mine = std::find(pids.begin(), pids.end(), static_cast<int>(::getpid()));
+    if (mine != pids.end()) pids.erase(mine);
+  }
   auto table = FindTable(locked->state().table);
   if (!table.ok()) {
     std::fprintf(stderr, "nvfm-sim: %s: %s\n", function, table.status().message().c_str());
+    locked->Commit().IgnoreError();
     return abi::kGenericError;
+  }
+  if (TakeCrash(locked->state(), function, CrashPoint::kBefore)) {
+    CrashNow(*locked, function, "before FM carries out");
   }
   ProcessState& process = Process();
   std::lock_guard process_lock(process.mu);
   CallContext context{function, locked->state(), **table, process, {}};
-  const int code = body(context);
-  locked->AppendCall(CallRecord{function, args, code, NowMs(), static_cast<int>(::getpid()),
+  const int done = body(context);
+  const int code = LoseReplyIfArmed(context, done);
+  const bool crash_after = TakeCrash(locked->state(), function, CrashPoint::kAfter);
+  if (crash_after)
+    context.note += (context.note.empty() ? "" : "; ") + std::string("caller crashed");
+  locked->AppendCall(CallRecord{function, args, done, NowMs(), static_cast<int>(::getpid()),
                                 std::move(vfs), std::move(context.note)});
+  if (crash_after) CrashNow(*locked, function, "after FM carried out");
   if (Status committed = locked->Commit(); !committed.ok()) {
     std::fprintf(stderr, "nvfm-sim: %s: %s\n", function, committed.message().c_str());
     return abi::kGenericError;

@@ -27,6 +27,18 @@ json ToJson(const SimState& s) {
   for (const auto& [id, links] : s.degraded) degraded[std::to_string(id)] = links;
   json active_vfs = json::object();
   for (const auto& [id, vfs] : s.active_vfs) active_vfs[std::to_string(id)] = vfs;
+  json lost = json::object();
+  for (const auto& [name, l] : s.lost_replies) {
+    lost[name] = {{"code", l.code}, {"remaining", l.remaining}};
+  }
+  json crashes = json::object();
+  for (const auto& [name, c] : s.crashes) {
+    crashes[name] = {{"after", c.point == CrashPoint::kAfter},
+                     {"remaining", c.remaining},
+                     {"only_pid", c.only_pid}};
+  }
+  json delays = json::object();
+  for (const auto& [name, d] : s.delays) delays[name] = {{"ms", d.ms}, {"remaining", d.remaining}};
   return {{"table", s.table},
           {"mode", std::string(ModeName(s.mode))},
           {"fabric_mode", static_cast<int>(s.fabric_mode)},
@@ -40,6 +52,10 @@ json ToJson(const SimState& s) {
           {"degraded", degraded},
           {"faults", faults},
           {"latency_ms", s.latency_ms},
+          {"lost_replies", lost},
+          {"crashes", crashes},
+          {"delays", delays},
+          {"delayed_pids", s.delayed_pids},
           {"call_log_lines", s.call_log_lines}};
 }
 
@@ -73,6 +89,23 @@ Result<SimState> FromJson(const json& j) {
   }
   s.latency_ms = j.at("latency_ms").get<std::map<std::string, int>>();
   s.call_log_lines = j.at("call_log_lines").get<std::uint64_t>();
+  // Optional, so a state file written before these faults existed still loads.
+  static const json kNone = json::object();
+  auto field = [&](const char* name) -> const json& {
+    return j.contains(name) ? j.at(name) : kNone;
+  };
+  for (const auto& [name, l] : field("lost_replies").items()) {
+    s.lost_replies[name] = LostReply{l.at("code").get<int>(), l.at("remaining").get<int>()};
+  }
+  for (const auto& [name, c] : field("crashes").items()) {
+    s.crashes[name] =
+        CallerCrash{c.at("after").get<bool>() ? CrashPoint::kAfter : CrashPoint::kBefore,
+                    c.at("remaining").get<int>(), c.at("only_pid").get<int>()};
+  }
+  for (const auto& [name, d] : field("delays").items()) {
+    s.delays[name] = Delay{d.at("ms").get<int>(), d.at("remaining").get<int>()};
+  }
+  s.delayed_pids = j.value("delayed_pids", std::vector<int>{});
   return s;
 }
 

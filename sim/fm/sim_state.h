@@ -19,6 +19,25 @@ struct Fault {
   int remaining = 1;  // kAlways = every call
 };
 
+// The call is carried out, then the caller gets `code` instead of FM_ST_SUCCESS.
+struct LostReply {
+  int code = 0;
+  int remaining = 1;
+};
+
+// The calling process _exit()s with kCrashExitCode at `point` of the call.
+struct CallerCrash {
+  CrashPoint point = CrashPoint::kBefore;
+  int remaining = 1;
+  int only_pid = 0;  // 0: any process; else only that process crashes
+};
+
+// A one-shot delay (unlike latency_ms, which applies to every call).
+struct Delay {
+  int ms = 0;
+  int remaining = 1;
+};
+
 struct SimState {
   std::string table = "h100";
   Mode mode = Mode::kRunning;
@@ -36,6 +55,12 @@ struct SimState {
   std::map<std::uint32_t, std::uint32_t> degraded;  // partition id -> NVLinks available
   std::map<std::string, Fault> faults;              // SDK function name -> fault
   std::map<std::string, int> latency_ms;            // SDK function name or "*" -> delay
+  std::map<std::string, LostReply> lost_replies;    // SDK function name -> lost reply
+  std::map<std::string, CallerCrash> crashes;       // SDK function name -> caller crash
+  std::map<std::string, Delay> delays;              // SDK function name -> one-shot delay
+  // The pid of each call sleeping a one-shot delay that has not returned yet (a process that
+  // died meanwhile never removes its entry; DelayedCallsInFlight skips dead processes).
+  std::vector<int> delayed_pids;
   std::uint64_t call_log_lines = 0;
 };
 

@@ -37,6 +37,13 @@ enum class HostileReply {
 // Fault count meaning "every call from now on".
 inline constexpr int kAlways = -1;
 
+// Where a CrashCaller fault ends the calling process: before FM carries out the call, or after
+// FM carried it out (and logged it) but before the caller sees the reply.
+enum class CrashPoint { kBefore, kAfter };
+
+// The exit status of a process the simulated FM ended with a CrashCaller fault.
+inline constexpr int kCrashExitCode = 86;
+
 struct CallRecord {
   std::string function;
   std::string args;

@@ -310,6 +310,21 @@ class Applier {
     EndIntent(e.partition_id(), IntentKind::kDeactivate, "PartitionDeactivationFailed");
   }
 
+  // An FM-only partition that is a granted allocation's own goes back to it.
+  void GiveBack(const AllocationId& id, PartitionId pid, ActivePartition& active) {
+    auto a = s_.allocations.find(id);
+    if (a == s_.allocations.end() || a->second.partition != pid ||
+        (a->second.status != AllocationStatus::kGranted &&
+         a->second.status != AllocationStatus::kBound) ||
+        a->second.fabric_vfs != active.vf_bdfs) {
+      Anomaly("drift: partition " + std::to_string(pid) + " adopted for allocation " + id +
+              ", which is not a granted allocation of that partition; left without an owner");
+      return;
+    }
+    active.owner = id;
+    active.adopted = false;
+  }
+
   void On(const events::DriftDetected& e) {
     const PartitionId pid = e.partition_id();
     switch (e.kind()) {
@@ -330,6 +345,7 @@ class Applier {
         ActivePartition adopted;
         adopted.adopted = true;
         adopted.since = time_;
+        if (!e.owner_allocation_id().empty()) GiveBack(e.owner_allocation_id(), pid, adopted);
         s_.active[pid] = adopted;
         return;
       }

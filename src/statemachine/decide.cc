@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -586,6 +587,17 @@ bool SameTable(const State& s, const std::map<PartitionId, PartitionState>& tabl
   return s.partitions == table;
 }
 
+// The granted allocation whose partition `pid` is, if any: an activation for it (a repair) whose
+// reply was lost or came after the deadline took effect, so the partition is its again. Not for
+// VF allocations: FM does not say which VFs the activation carried.
+std::optional<AllocationId> AllocationOfPartition(const State& state, PartitionId pid) {
+  for (const auto& [id, a] : state.allocations) {
+    if (a.partition != pid || !a.fabric_vfs.empty()) continue;
+    if (a.status == AllocationStatus::kGranted || a.status == AllocationStatus::kBound) return id;
+  }
+  return std::nullopt;
+}
+
 void DecideFabricState(Builder& b, const ObserveFabricState& f) {
   std::map<PartitionId, PartitionState> table;
   std::set<PartitionId> fm_active;
@@ -632,8 +644,11 @@ void DecideFabricState(Builder& b, const ObserveFabricState& f) {
     events::DriftDetected drift;
     drift.set_partition_id(pid);
     drift.set_kind(events::DriftDetected::KIND_ACTIVE_IN_FM_ONLY);
+    const std::optional<AllocationId> owner = AllocationOfPartition(b.state(), pid);
     drift.set_detail("Fabric Manager has partition " + std::to_string(pid) +
-                     " active without a journaled activation; adopted");
+                     " active without a journaled activation; adopted" +
+                     (owner ? " for allocation " + *owner + ", whose partition it is" : ""));
+    if (owner) drift.set_owner_allocation_id(*owner);
     GFP_EMIT(b, drift_detected, drift);
   }
   // Every granted allocation whose pod still holds its GPUs gets its partition back: the one

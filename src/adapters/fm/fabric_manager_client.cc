@@ -274,6 +274,8 @@ FmStatus FabricManagerClient::ConnectLocked() {
   return status;
 }
 
+bool FabricManagerClient::HasHungCall() const { return runner_->HasHungCall(); }
+
 FmStatus FabricManagerClient::Connect() {
   std::lock_guard lock(call_mutex_);
   return ConnectLocked();

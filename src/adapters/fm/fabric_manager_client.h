@@ -52,6 +52,9 @@ class FabricManagerClient {
   // fmLibInit (IN_USE = already initialised is fine), then fmConnect with the v2 struct, falling
   // back to v1 on FM_ST_VERSION_MISMATCH. Reconnects if already connected.
   FmStatus Connect();
+  // True while a call that passed its deadline has not returned on the worker yet (calls until
+  // then are not attempted). For tests that wait for a late call to finish.
+  bool HasHungCall() const;
   void Disconnect();
 
   FmResult<std::vector<PartitionInfo>> GetSupportedPartitions();

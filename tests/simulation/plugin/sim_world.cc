@@ -1,6 +1,11 @@
 #include "simulation/plugin/sim_world.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "plugin/build_core.h"
 
@@ -40,7 +45,7 @@ SimWorld::SimWorld(WorldOptions options, sim::FakeNode node, fmsim::FmSimControl
   config_.pci_ids = node_.pci_ids_file;
   config_.reconcile_interval = options_.reconcile_interval;
   config_.release_grace = options_.release_grace;
-  config_.fm_call_deadline = std::chrono::milliseconds(2000);
+  config_.fm_call_deadline = options_.fm_call_deadline;
   config_.node_name = "sim-node";
 }
 
@@ -76,5 +81,20 @@ Status SimWorld::StartPlugin() {
 }
 
 void SimWorld::CrashPlugin() { core_.reset(); }
+
+Result<int> SimWorld::RunInChild(const std::function<int(SimWorld&)>& body) {
+  if (core_) return FailedPrecondition("stop the plugin before forking: SQLite must not cross it");
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return Internal(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) ::_exit(body(*this));  // no destructors, no atexit: the process just ends
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return Internal(std::string("waitpid failed: ") + std::strerror(errno));
+  }
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
 
 }  // namespace gfp::simtest

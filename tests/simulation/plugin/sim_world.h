@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,6 +24,8 @@ struct WorldOptions {
   sim::NodePreset preset = sim::NodePreset::kHgxH100;
   std::chrono::milliseconds reconcile_interval{5000};
   std::chrono::milliseconds release_grace{30000};
+  // The FM client's per-call deadline (ServeConfig::fm_call_deadline).
+  std::chrono::milliseconds fm_call_deadline{2000};
 };
 
 // The FM table name the simulator uses for a node preset ("h100", "a100", "b200").
@@ -43,6 +46,13 @@ class SimWorld {
   // any clean shutdown step (no snapshot, no stopping of servers).
   void CrashPlugin();
   bool plugin_up() const { return core_ != nullptr; }
+  // Runs `body` in a fork()ed child process and returns its exit status (128 + signal number
+  // when a signal ended it). The plugin must be down, so that no SQLite connection crosses the
+  // fork; the child typically StartPlugin()s from the journal and dies inside an FM call (a sim
+  // CrashCaller fault), like a process losing its memory without running destructors. The child
+  // never returns: it _exit()s with body's result. Nothing the child changes in memory (the
+  // clock, the plugin) reaches the parent; the journal and FM's state file do.
+  Result<int> RunInChild(const std::function<int(SimWorld&)>& body);
   plugin::PluginCore& core() { return *core_; }
 
   sm::Micros now() const { return now_; }

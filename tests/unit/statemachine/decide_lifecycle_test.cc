@@ -101,6 +101,37 @@ TEST_F(LifecycleTest, FailedRepairIsRetriedOnTheNextObservation) {
   EXPECT_EQ(d.state.active.at(1).owner, vm);
 }
 
+// Found by the simulation test (GFP_SIM_SEED=10241): a repair that timed out and then took effect
+// in FM showed up as FM-only drift and was adopted without an owner although the running pod's
+// granted allocation names it; it must go back to that allocation.
+TEST_F(LifecycleTest, RepairThatTookEffectLateGoesBackToItsAllocation) {
+  auto f = FabricState({});
+  f.pod_holders_known = true;
+  f.held_allocations = {vm};
+  d.RunToCompletion(f, [](const Effect&) { return gfp::testing::FmError(-5, "FM_ST_TIMEOUT"); });
+  ASSERT_FALSE(d.state.active.count(1));
+  const std::size_t mark = d.journal.size();
+  auto late = FabricState({1});  // the call completed on FM's side after the deadline
+  late.now = ++d.now;            // pod holders unknown: an observation from Allocate
+  EXPECT_EQ(d.RunToCompletion(late), "");
+  EXPECT_THAT(d.TypesSince(mark), ElementsAre("DriftDetected"));
+  ASSERT_TRUE(d.state.active.count(1));
+  EXPECT_EQ(d.state.active.at(1).owner, vm);
+  EXPECT_FALSE(d.state.active.at(1).adopted);
+}
+
+// A partition no live allocation names is adopted ownerless, as before.
+TEST_F(LifecycleTest, LateActivationOfAPartitionNoAllocationNamesIsAdoptedOwnerless) {
+  const std::size_t mark = d.journal.size();
+  auto late = FabricState({1, 6});
+  late.now = ++d.now;
+  EXPECT_EQ(d.RunToCompletion(late), "");
+  EXPECT_THAT(d.TypesSince(mark), ElementsAre("DriftDetected"));
+  ASSERT_TRUE(d.state.active.count(6));
+  EXPECT_TRUE(d.state.active.at(6).owner.empty());
+  EXPECT_TRUE(d.state.active.at(6).adopted);
+}
+
 // The audit trail says FM was down after a restart even though nothing "changed".
 TEST_F(LifecycleTest, UnreachableFabricManagerAfterAStartIsJournaledOnce) {
   StartPlugin start;
