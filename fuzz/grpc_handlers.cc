@@ -1,0 +1,116 @@
+// Fuzz target: the kubelet-facing device-plugin handlers with random requests. One PluginCore is
+// built as `serve` builds it (plugin::BuildCore) on a fake H100 node with the simulated Fabric
+// Manager, journal on tmpfs. Each input's first byte picks a handler and whether the service
+// serves the node's real resource or one it does not have; the rest is parsed as that handler's
+// request protobuf and handed to the real DevicePluginService in-process. Afterwards an empty
+// PodResources view is reconciled twice, so every allocation is released and the next input starts
+// from a free node. The world is rebuilt every kRebuildEvery inputs to keep the journal small.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "fuzz/fuzz_support.h"
+#include "plugin/build_core.h"
+#include "plugin/grpc/device_plugin_service.h"
+#include "sim/fm/fm_sim_control.h"
+#include "sim/node/fake_node.h"
+
+namespace {
+
+constexpr int kRebuildEvery = 2000;
+
+class World {
+ public:
+  World() : scratch_("grpc") {
+    auto node = gfp::sim::BuildFakeNode(scratch_.path() / "node", {});
+    const std::string state = (scratch_.path() / "fabric-manager.state").string();
+    auto fm = gfp::fmsim::FmSimControl::Create(state, "h100");
+    if (!node.ok() || !fm.ok() || ::setenv("NVFM_SIM_STATE", state.c_str(), 1) != 0) std::abort();
+    gfp::plugin::ServeConfig config;
+    config.fabric_manager = true;
+    config.fm_library = GFP_FM_SIM_LIBRARY;
+    config.pci_module_mapping = node->module_mapping_file;
+    config.sysfs_root = node->sysfs_root;
+    config.dev_root = node->dev_root;
+    config.journal = scratch_.path() / "journal" / "journal.db";
+    config.pci_ids = node->pci_ids_file;
+    config.release_grace = std::chrono::milliseconds(0);
+    config.fm_call_deadline = std::chrono::milliseconds(2000);
+    gfp::plugin::CoreOverrides overrides;
+    overrides.engine.check_invariants_after_execute = true;  // a broken invariant fails the call
+    overrides.fm_reconnect_backoff_initial = std::chrono::milliseconds(1);
+    overrides.fm_reconnect_backoff_max = std::chrono::milliseconds(2);
+    auto core = gfp::plugin::BuildCore(
+        config, "fuzz", [this] { return now_; }, overrides);
+    if (!core.ok()) std::abort();
+    core_ = std::move(core).value();
+    core_->SyncFabricManager();
+    core_->CheckHealth();
+    const std::string resource = core_->inventory().resources.front().naming.resource_name;
+    served_ = std::make_unique<gfp::plugin::DevicePluginService>(*core_, resource);
+    unknown_ = std::make_unique<gfp::plugin::DevicePluginService>(*core_, "nvidia.com/none");
+  }
+
+  void Run(std::uint8_t selector, const std::string& request) {
+    auto& service = (selector & 0x80) ? *unknown_ : *served_;
+    switch (selector % 4) {
+      case 0: {
+        v1beta1::Empty in;
+        v1beta1::DevicePluginOptions out;
+        (void)service.GetDevicePluginOptions(nullptr, &in, &out);
+        break;
+      }
+      case 1: {
+        v1beta1::PreferredAllocationRequest in;
+        v1beta1::PreferredAllocationResponse out;
+        if (in.ParseFromString(request)) (void)service.GetPreferredAllocation(nullptr, &in, &out);
+        break;
+      }
+      case 2: {
+        v1beta1::AllocateRequest in;
+        v1beta1::AllocateResponse out;
+        if (in.ParseFromString(request)) (void)service.Allocate(nullptr, &in, &out);
+        break;
+      }
+      default: {
+        v1beta1::PreStartContainerRequest in;
+        v1beta1::PreStartContainerResponse out;
+        if (in.ParseFromString(request)) (void)service.PreStartContainer(nullptr, &in, &out);
+        break;
+      }
+    }
+    // No pod holds anything: the first pass marks allocations absent, the second releases them.
+    for (int pass = 0; pass < 2; ++pass) {
+      now_ += 1'000'000;
+      core_->Reconcile({});
+    }
+  }
+
+ private:
+  gfp::fuzz::ScratchDir scratch_;
+  std::int64_t now_ = 1'700'000'000'000'000;
+  std::unique_ptr<gfp::plugin::PluginCore> core_;
+  std::unique_ptr<gfp::plugin::DevicePluginService> served_;
+  std::unique_ptr<gfp::plugin::DevicePluginService> unknown_;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  gfp::fuzz::QuietLogs();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static std::unique_ptr<World> world;
+  static int inputs = 0;
+  if (size == 0) return 0;
+  if (!world || ++inputs % kRebuildEvery == 0) {
+    world.reset();
+    world = std::make_unique<World>();
+  }
+  world->Run(data[0], std::string(reinterpret_cast<const char*>(data + 1), size - 1));
+  return 0;
+}
