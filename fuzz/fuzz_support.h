@@ -23,7 +23,8 @@ inline void QuietLogs() {
 }
 
 // A directory for this process, on /dev/shm when there is one (no disk I/O, cheap fsync);
-// $GFP_FUZZ_TMP overrides. Removed at exit.
+// $GFP_FUZZ_TMP overrides. Removed at a normal exit unless $GFP_FUZZ_KEEP is set (to look at
+// what the last input built).
 class ScratchDir {
  public:
   explicit ScratchDir(const char* what) {
@@ -35,6 +36,7 @@ class ScratchDir {
     path_ = pattern;
   }
   ~ScratchDir() {
+    if (std::getenv("GFP_FUZZ_KEEP")) return;
     std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);
   }

@@ -74,6 +74,7 @@ struct Tree {
 void WriteFile(const fs::path& file, const std::string& content) {
   std::error_code ignored;
   fs::create_directories(file.parent_path(), ignored);
+  fs::remove_all(file, ignored);  // never open an earlier op's FIFO for writing (it would block)
   std::ofstream(file, std::ios::binary) << content;
 }
 
