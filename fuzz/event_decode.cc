@@ -44,6 +44,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (decoded.ok()) Consume(*decoded);
   // Columns that disagree with the payload must be reported, never trusted.
   (void)gfp::sm::DecodeEvent(type + "x", probe.time_unix_micros(), payload);
-  (void)gfp::sm::DecodeEvent(type, probe.time_unix_micros() + 1, payload);
+  (void)gfp::sm::DecodeEvent(type, probe.time_unix_micros() ^ 1, payload);
   return 0;
 }
