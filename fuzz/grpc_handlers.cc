@@ -1,10 +1,12 @@
 // Fuzz target: the kubelet-facing device-plugin handlers with random requests. One PluginCore is
 // built as `serve` builds it (plugin::BuildCore) on a fake H100 node with the simulated Fabric
-// Manager, journal on tmpfs. Each input's first byte picks a handler and whether the service
-// serves the node's real resource or one it does not have; the rest is parsed as that handler's
-// request protobuf and handed to the real DevicePluginService in-process. Afterwards an empty
-// PodResources view is reconciled twice, so every allocation is released and the next input starts
-// from a free node. The world is rebuilt every kRebuildEvery inputs to keep the journal small.
+// Manager, journal on tmpfs. Each input's first byte picks a handler (bits 0-1), a Fabric Manager
+// fault injected before the call (bits 2-4, with the FM code in bits 5-6) and whether the service
+// serves the node's real resource or one it does not have (bit 7); the rest is parsed as that
+// handler's request protobuf and handed to the real DevicePluginService in-process. Afterwards the
+// fault is cleared, FM re-synced, and an empty PodResources view reconciled twice, so every
+// allocation is released and the next input starts from a free node; the state must then pass
+// the invariant check. The world is rebuilt every kRebuildEvery inputs to keep the journal small.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -16,10 +18,14 @@
 #include "plugin/grpc/device_plugin_service.h"
 #include "sim/fm/fm_sim_control.h"
 #include "sim/node/fake_node.h"
+#include "statemachine/fm_codes.h"
+#include "statemachine/invariants.h"
 
 namespace {
 
 constexpr int kRebuildEvery = 2000;
+constexpr int kFaultCodes[] = {gfp::sm::fm_code::kTimeout, gfp::sm::fm_code::kInUse,
+                               gfp::sm::fm_code::kGenericError, gfp::sm::fm_code::kNvlinkError};
 
 class World {
  public:
@@ -28,6 +34,7 @@ class World {
     const std::string state = (scratch_.path() / "fabric-manager.state").string();
     auto fm = gfp::fmsim::FmSimControl::Create(state, "h100");
     if (!node.ok() || !fm.ok() || ::setenv("NVFM_SIM_STATE", state.c_str(), 1) != 0) std::abort();
+    fm_ = std::make_unique<gfp::fmsim::FmSimControl>(std::move(fm).value());
     gfp::plugin::ServeConfig config;
     config.fabric_manager = true;
     config.fm_library = GFP_FM_SIM_LIBRARY;
@@ -55,6 +62,41 @@ class World {
 
   void Run(std::uint8_t selector, const std::string& request) {
     auto& service = (selector & 0x80) ? *unknown_ : *served_;
+    const bool faulted = InjectFault((selector >> 2) & 7, kFaultCodes[(selector >> 5) & 3]);
+    Call(service, selector, request);
+    if (faulted) {
+      (void)fm_->ClearFailures();
+      core_->SyncFabricManager();
+    }
+    // No pod holds anything: the first pass marks allocations absent, the second releases them.
+    for (int pass = 0; pass < 2; ++pass) {
+      now_ += 1'000'000;
+      core_->Reconcile({});
+    }
+    if (!gfp::sm::CheckInvariants(core_->engine().CopyState()).ok()) std::abort();
+  }
+
+ private:
+  // 0-2: no fault; 3/4: the next activation/deactivation fails with `code`; 5: FM drops every
+  // connection; 6/7: FM restarts with/without resiliency.
+  bool InjectFault(int fault, int code) {
+    switch (fault) {
+      case 3:
+        return fm_->InjectFailure("fmActivateFabricPartition", code).ok();
+      case 4:
+        return fm_->InjectFailure("fmDeactivateFabricPartition", code).ok();
+      case 5:
+        return fm_->DropConnections().ok();
+      case 6:
+      case 7:
+        return fm_->Restart(fault == 6).ok();
+      default:
+        return false;
+    }
+  }
+
+  void Call(gfp::plugin::DevicePluginService& service, std::uint8_t selector,
+            const std::string& request) {
     switch (selector % 4) {
       case 0: {
         v1beta1::Empty in;
@@ -81,15 +123,10 @@ class World {
         break;
       }
     }
-    // No pod holds anything: the first pass marks allocations absent, the second releases them.
-    for (int pass = 0; pass < 2; ++pass) {
-      now_ += 1'000'000;
-      core_->Reconcile({});
-    }
   }
 
- private:
   gfp::fuzz::ScratchDir scratch_;
+  std::unique_ptr<gfp::fmsim::FmSimControl> fm_;
   std::int64_t now_ = 1'700'000'000'000'000;
   std::unique_ptr<gfp::plugin::PluginCore> core_;
   std::unique_ptr<gfp::plugin::DevicePluginService> served_;
