@@ -745,8 +745,10 @@ void DecideAbandon(Builder& b, const AbandonInterruptedRequests& command) {
   std::vector<AllocationId> abandoned;
   for (const auto& [id, a] : b.state().allocations) {
     if (a.status != AllocationStatus::kRequested) continue;
-    const bool waiting = std::any_of(b.state().intents.begin(), b.state().intents.end(),
-                                     [&](const auto& i) { return i.second.allocation_id == id; });
+    const bool waiting =
+        std::any_of(b.state().intents.begin(), b.state().intents.end(),
+                    // clang 14 cannot capture a structured binding
+                    [&id = id](const auto& i) { return i.second.allocation_id == id; });
     if (!waiting) abandoned.push_back(id);
   }
   for (const auto& id : abandoned) {

@@ -3,6 +3,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include "common/text_escape.h"
 #include "statemachine/snapshot.pb.h"
 
 namespace gfp::sm {
@@ -117,9 +118,15 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
   }
   s.inventory_warnings.assign(in.inventory_warnings().begin(), in.inventory_warnings().end());
   s.module_mapping_path = in.module_mapping_path();
+  // The two maps must stay one-to-one (an invariant); a repeated entry would leave them
+  // disagreeing, so the snapshot is refused and recovery replays the journal instead.
   for (const auto& m : in.modules()) {
-    s.module_of_bdf[m.bdf()] = m.module_id();
-    s.bdf_of_module[m.module_id()] = m.bdf();
+    if (!s.module_of_bdf.emplace(m.bdf(), m.module_id()).second) {
+      return DataLoss("snapshot maps GPU " + EscapeAndTruncate(m.bdf(), 64) + " to two module ids");
+    }
+    if (!s.bdf_of_module.emplace(m.module_id(), m.bdf()).second) {
+      return DataLoss("snapshot maps module id " + std::to_string(m.module_id()) + " to two GPUs");
+    }
   }
   s.fm_connected = in.fm_connected();
   s.fm_status_journaled = in.fm_status_journaled();

@@ -3,6 +3,7 @@
 
 #include "common/sm_fixtures.h"
 #include "statemachine/event_codec.h"
+#include "statemachine/snapshot.pb.h"
 #include "statemachine/snapshot_codec.h"
 
 namespace gfp::sm {
@@ -71,6 +72,37 @@ TEST(SnapshotCodec, RoundTripOfABusyState) {
   EXPECT_EQ(*decoded, d.state);
   EXPECT_EQ(EncodeSnapshot(*decoded), EncodeSnapshot(d.state));
   EXPECT_FALSE(DecodeSnapshot("garbage\xff").ok());
+}
+
+// Found by fuzz_snapshot_decode: a snapshot listing one GPU twice (or one module id for two GPUs)
+// decoded into a state whose two module maps disagree (module 5 -> a GPU that maps to module 2),
+// breaking the one-to-one invariant, and encoding that state lost the stale entry. Such a
+// snapshot is refused, so recovery skips it and replays the journal instead.
+TEST(SnapshotCodec, RefusesAModuleTableThatIsNotOneToOne) {
+  struct Second {
+    const char* bdf;
+    std::uint32_t module;
+    const char* reason;
+  };
+  for (const Second& second : {Second{"0000:1b:00.0", 9, "GPU 0000:1b:00.0 to two module ids"},
+                               Second{"0000:43:00.0", 8, "module id 8 to two GPUs"}}) {
+    snapshot::State in;
+    in.set_format_version(kSnapshotFormatVersion);
+    auto* first = in.add_modules();
+    first->set_bdf("0000:1b:00.0");
+    first->set_module_id(8);
+    auto* again = in.add_modules();
+    again->set_bdf(second.bdf);
+    again->set_module_id(second.module);
+    auto decoded = DecodeSnapshot(in.SerializeAsString());
+    if (decoded.ok()) {
+      ADD_FAILURE() << "decoded a snapshot mapping " << second.reason;
+      continue;
+    }
+    EXPECT_EQ(decoded.status().code(), ErrorCode::kDataLoss);
+    EXPECT_NE(decoded.status().message().find(second.reason), std::string::npos)
+        << decoded.status().message();
+  }
 }
 
 }  // namespace
