@@ -35,6 +35,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -152,6 +153,9 @@ class Scenario {
   void Step();
   void AdmitVm();
   void StartContainer(Vm& vm, std::string& line);
+  // The VM kubelet admits once Allocate granted `devices`: they must be exactly one partition
+  // (the test fails otherwise and nullopt is returned).
+  std::optional<Vm> GrantedVm(const std::string& name, const std::vector<std::string>& devices);
   void DeleteVm();
   void RestartContainer();
   void ReconcileTick();
@@ -394,17 +398,10 @@ void Scenario::AdmitVm() {
     Fail("Allocate answered a wrong env value for [" + Join(chosen) + "]");
     return;
   }
-  const auto state = world_->core().engine().CopyState();
-  const auto partition = sm::PartitionWithExactDevices(state, chosen);
-  if (!partition) {
-    Fail("Allocate granted [" + Join(chosen) + "], which is no partition");
-    return;
-  }
-  Vm vm;
-  vm.name = name;
-  vm.devices = chosen;
-  vm.partition = *partition;
-  line += " [" + Join(chosen) + "] partition " + std::to_string(*partition);
+  const std::optional<Vm> granted = GrantedVm(name, chosen);
+  if (!granted) return;
+  const Vm& vm = *granted;
+  line += " [" + Join(chosen) + "] partition " + std::to_string(vm.partition);
   if (crash_before_prestart) {
     // The plugin dies between kubelet's Allocate and PreStart.
     world_->CrashPlugin();
@@ -415,6 +412,21 @@ void Scenario::AdmitVm() {
   vms_.push_back(vm);
   StartContainer(vms_.back(), line);
   Record(line);
+}
+
+std::optional<Vm> Scenario::GrantedVm(const std::string& name,
+                                      const std::vector<std::string>& devices) {
+  const auto state = world_->core().engine().CopyState();
+  const auto partition = sm::PartitionWithExactDevices(state, devices);
+  if (!partition) {
+    Fail("Allocate granted [" + Join(devices) + "], which is no partition");
+    return std::nullopt;
+  }
+  Vm vm;
+  vm.name = name;
+  vm.devices = devices;
+  vm.partition = *partition;
+  return vm;
 }
 
 // kubelet's PreStartContainer, then the container runs (or does not, and kubelet retries later).
@@ -753,17 +765,9 @@ void Scenario::CrashDuringActivation(fmsim::CrashPoint point, const std::string&
                      "]: " + CrashOutcome(status);
   if (std::filesystem::exists(marker)) {
     // kubelet got Allocate's answer: the pod is admitted and kubelet (re)starts its container.
-    const auto s = world_->core().engine().CopyState();
-    const auto partition = sm::PartitionWithExactDevices(s, devices);
-    if (!partition) {
-      Fail("Allocate granted [" + Join(devices) + "], which is no partition");
-      return;
-    }
-    Vm vm;
-    vm.name = name;
-    vm.devices = devices;
-    vm.partition = *partition;
-    vms_.push_back(vm);
+    const std::optional<Vm> granted = GrantedVm(name, devices);
+    if (!granted) return;
+    vms_.push_back(*granted);
     line += ", admitted";
     StartContainer(vms_.back(), line);
   }
