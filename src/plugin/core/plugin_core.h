@@ -2,6 +2,11 @@
 // kept in step, health, and reconciliation. Every change goes through the engine (decide ->
 // journal -> apply); effects are carried out only after their intent is durable.
 //
+// PluginCore wires the parts, each with one job: SagaRunner (a command and its FM effects),
+// FabricSync (FM connection, resync, interrupted intents, drift), DeviceHealth (host
+// re-checks), Reconciler (pods seen, releases) and ChangeCounter (what ListAndWatch waits on).
+// It answers kubelet's calls itself.
+//
 // Thread safety: all public methods may be called from any thread. Operations that change the
 // journal (Allocate, PreStart, reconciliation, FM sync, health) are serialised by one mutex so
 // that a multi-step decision chain is never interleaved; reads (device lists, preferred
@@ -10,13 +15,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -25,19 +26,21 @@
 #include "adapters/kubelet/pod_device_assignment.h"
 #include "common/status.h"
 #include "engine/engine.h"
+#include "plugin/core/change_counter.h"
+#include "plugin/core/device_health.h"
 #include "plugin/core/fabric_link.h"
+#include "plugin/core/fabric_sync.h"
 #include "plugin/core/node_inventory.h"
+#include "plugin/core/plugin_clock.h"
+#include "plugin/core/reconciler.h"
+#include "plugin/core/saga_runner.h"
 #include "plugin/serve_config.h"
-#include "statemachine/release_tracker.h"
 
 namespace gfp::plugin {
 
 namespace metrics {
 class MetricsRegistry;
 }  // namespace metrics
-
-using Clock = std::function<sm::Micros()>;
-sm::Micros SystemClock();
 
 struct DeviceView {
   std::string id;  // BDF, or an mdev's UUID
@@ -88,8 +91,32 @@ class PluginCore {
                                              const std::vector<std::string>& available,
                                              const std::vector<std::string>& must_include,
                                              std::size_t size) const;
+
+  // kubelet's Allocate for one pod: `containers` holds each container's device ids.
+  //  1. Re-checks every requested device on the host; a change is journaled first, so a device
+  //     re-bound or without its /dev node is refused with that reason.
+  //  2. Validates every container by a dry run of its decision before anything changes: if one
+  //     would be refused, that refusal is journaled (the audit trail) and the call fails with it;
+  //     no partition was touched.
+  //  3. Runs each container's saga in order: intent durable -> FM call -> outcome durable. An
+  //     activation refused with FM_ST_IN_USE means FM has an active partition the journal does
+  //     not know yet: FM is synced (the stranger is adopted as drift) and that container is
+  //     tried once more, which deactivates the stranger like any stale overlapping partition.
+  //  4. Answers only when every container is granted and journaled.
+  // A failure in container k (refusal, or the journal not writable: RESOURCE_EXHAUSTED when
+  // full, else INTERNAL) fails the whole call, but containers 0..k-1 stay granted with their
+  // partitions active: kubelet retries the Allocate, and the retry's allocations of the same
+  // devices supersede them; if no pod ever holds them, the release grace frees them.
   Result<std::vector<ContainerAllocation>> Allocate(
       const std::string& resource, const std::vector<std::vector<std::string>>& containers);
+
+  // kubelet's PreStartContainer. Without Fabric Manager, or for mdevs, there is nothing to
+  // verify: OK. Otherwise syncs FM first (a partition FM lost shows up as drift and is repaired),
+  // then makes sure the partition of the newest granted allocation holding exactly `devices` is
+  // active, re-activating it (journaled first) when needed. Fails UNAVAILABLE when FM is not
+  // usable, FAILED_PRECONDITION when no granted allocation holds exactly these devices or the
+  // partition cannot be re-activated (its GPUs are in another active partition, an intent is
+  // pending), or with FM's refusal.
   Status PreStart(const std::string& resource, const std::vector<std::string>& devices);
 
   engine::Engine& engine() { return *engine_; }
@@ -98,68 +125,32 @@ class PluginCore {
   // Metrics (SPEC §8.1): set once before serving; null when --metrics-address is off.
   void SetMetrics(metrics::MetricsRegistry* metrics) { metrics_.store(metrics); }
   metrics::MetricsRegistry* metrics() const { return metrics_.load(); }
-  bool fabric_manager_usable() const { return fm_usable_.load(); }
-  std::string fabric_manager_problem() const { return FabricManagerProblem(); }
+  bool fabric_manager_usable() const { return fabric_sync_.usable(); }
+  std::string fabric_manager_problem() const { return fabric_sync_.problem(); }
 
  private:
-  struct SagaResult {
-    sm::AllocationId allocation_id;
-    std::string refusal;
-    bool fm_in_use = false;                   // an activation was refused with FM_ST_IN_USE
-    ErrorCode refusal_code = ErrorCode::kOk;  // the refusal's error code (sm::RefusalErrorCode)
-  };
-  // Executes a command and every effect it leads to, feeding outcomes back. Journal failures
-  // are returned as errors; refusals come back in SagaResult.
-  Result<SagaResult> RunSaga(const sm::Command& command);
-  // Runs one sync (SyncFabricManagerOnce) and publishes whether FM is usable (fm_usable_).
-  bool SyncFabricManagerLocked(bool pod_holders_known, const std::vector<sm::AllocationId>& held);
-  bool SyncFabricManagerOnce(bool pod_holders_known, const std::vector<sm::AllocationId>& held);
-  void RecordConnection(bool connected, const std::string& reason, const events::FmResult& fm);
-  // Resolves intents left without an outcome and rejects requests that lost their caller.
-  bool ResolveInterrupted(const std::set<sm::PartitionId>& fm_active);
-  // Executes a command and logs (debug) what it journaled.
-  Result<sm::Decision> ExecuteLogged(const sm::Command& command);
-  // A sync problem that repeats on every retry: logged as an error once per change.
-  void ReportSyncProblem(const std::string& text);
-  void SetFabricManagerProblem(std::string problem);
-  std::string FabricManagerProblem() const;
-  void WarnAboutUnknownModules();
-  // The device as the host has it now (driver, group, type, /dev node), by its kind.
-  Status HostCheck(const ServedDevice& device);
-  // Journals the device's health; true when it changed.
-  bool RecheckHealth(const ServedDevice& device);
-  // One container's device nodes: VFIO (and EGM for complete Grace GPU sets), or /dev/vfio for
-  // mdevs.
-  Result<std::vector<adapters::DeviceNodeSpec>> ContainerSpecs(const ResourceDevices& r,
-                                                               const std::vector<std::string>& ids,
-                                                               bool iommufd) const;
-  void NotifyChanged();
-  void LogIfError(const Status& status, const char* what);
+  // Step 1 of Allocate: re-checks the host for every requested device the node serves.
+  Status RecheckRequested(const std::vector<std::vector<std::string>>& containers);
+  // Step 2 of Allocate: the requests, or the first container's refusal (journaled).
+  Result<std::vector<sm::RequestAllocation>> ValidateContainers(
+      const std::string& resource, const std::vector<std::vector<std::string>>& containers);
+  // Step 3 of Allocate for one container, with the one retry after FM_ST_IN_USE.
+  Status GrantContainer(sm::RequestAllocation& request);
 
   const ServeConfig config_;
   std::unique_ptr<engine::Engine> engine_;
   const NodeInventory inventory_;
   const std::optional<adapters::ModuleMapping> mapping_;
   std::unique_ptr<FabricLink> fabric_;
-  Clock clock_;
-
-  std::mutex operation_mu_;
-  // The last sync's verdict: FM connected *and* usable (not starting, not waiting for a resync,
-  // partitions listed). Connected alone is not enough to advertise its devices as Healthy.
-  std::atomic<bool> fm_usable_{false};
-  mutable std::mutex fm_problem_mu_;
-  std::string fm_problem_;  // why FM is not usable, when it is not
-  sm::ReleaseTracker release_tracker_;
-  // Set when a journal append failed between an intent and its outcome: what the request then
-  // rejected is told instead of "the plugin stopped" (it did not).
-  std::string interrupted_cause_;
-  std::string last_sync_problem_;
-  std::map<sm::Bdf, sm::ModuleId> warned_unknown_modules_;
-
-  mutable std::mutex change_mu_;
-  mutable std::condition_variable change_cv_;
-  std::uint64_t version_ = 1;
+  const Clock clock_;
   std::atomic<metrics::MetricsRegistry*> metrics_{nullptr};
+
+  ChangeCounter changes_;
+  SagaRunner sagas_;
+  FabricSync fabric_sync_;
+  DeviceHealth health_;
+  Reconciler reconciler_;
+  std::mutex operation_mu_;
 };
 
 }  // namespace gfp::plugin
