@@ -138,17 +138,11 @@ Result<sm::Decision> Engine::Execute(const sm::Command& command) {
     append_observer_(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - append_started).count());
   }
-  for (std::size_t i = 0; i < decision.events.size(); ++i) {
-    sm::Apply(state_, first_seq + i, decision.events[i]);
-  }
+  GFP_RETURN_IF_ERROR(AdoptDecidedState(command, first_seq, decision));
   if (options_.after_apply_for_testing) options_.after_apply_for_testing(state_);
   if (options_.check_invariants_after_execute) {
     if (Status broken = sm::CheckInvariants(state_); !broken.ok()) {
-      Status bug = Internal("state machine bug: " + std::string(kCommandNames[command.index()]) +
-                            " broke an invariant at journal seq " +
-                            std::to_string(state_.last_seq) + ": " + broken.message());
-      spdlog::error("{}", EscapeControl(bug.message()));
-      return bug;
+      return StateMachineBug(command, "broke an invariant", broken.message());
     }
   }
   if (state_.last_seq - last_snapshot_seq_ >= options_.snapshot_every) {
@@ -156,6 +150,43 @@ Result<sm::Decision> Engine::Execute(const sm::Command& command) {
     SnapshotLocked().IgnoreError();
   }
   return decision;
+}
+
+Status Engine::AdoptDecidedState(const sm::Command& command, std::uint64_t first_seq,
+                                 sm::Decision& decision) {
+  const std::uint64_t last_seq = first_seq + decision.events.size() - 1;
+  // Decide applied its events to its scratch state with the seqs that follow state_'s, which are
+  // the seqs the journal gave them: that state is the new one, without applying them again.
+  if (!decision.state_after || decision.state_after->last_seq != last_seq) {
+    for (std::size_t i = 0; i < decision.events.size(); ++i) {
+      sm::Apply(state_, first_seq + i, decision.events[i]);
+    }
+    decision.state_after.reset();
+    return Status::Ok();
+  }
+  if (options_.check_invariants_after_execute) {
+    // Debug builds: the scratch state must be exactly what replay will rebuild.
+    sm::State applied = state_;
+    for (std::size_t i = 0; i < decision.events.size(); ++i) {
+      sm::Apply(applied, first_seq + i, decision.events[i]);
+    }
+    if (!(applied == *decision.state_after)) {
+      state_ = std::move(applied);
+      return StateMachineBug(command, "decided a state that replay does not rebuild", "");
+    }
+  }
+  state_ = std::move(*decision.state_after);
+  decision.state_after.reset();
+  return Status::Ok();
+}
+
+Status Engine::StateMachineBug(const sm::Command& command, const std::string& what,
+                               const std::string& detail) const {
+  Status bug = Internal("state machine bug: " + std::string(kCommandNames[command.index()]) + " " +
+                        what + " at journal seq " + std::to_string(state_.last_seq) +
+                        (detail.empty() ? "" : ": " + detail));
+  spdlog::error("{}", EscapeControl(bug.message()));
+  return bug;
 }
 
 void Engine::SetAppendObserver(std::function<void(double seconds)> observer) {

@@ -70,7 +70,8 @@ class Engine {
   // them. If journaling fails the state is unchanged and the failure is returned. With
   // options.check_invariants_after_execute (Debug builds), a broken invariant afterwards returns
   // Internal naming the command and the seq, and is logged as an error (the events are already
-  // journaled: it is a state machine bug, and the next start will refuse the journal).
+  // journaled: it is a state machine bug, and the next start will refuse the journal). The
+  // decision comes back without state_after: the engine adopted it as its state.
   Result<sm::Decision> Execute(const sm::Command& command);
 
   // Calls fn with the current state under the engine's lock (keep it short).
@@ -103,6 +104,13 @@ class Engine {
   Engine(std::unique_ptr<store::Journal> journal, sm::State state, EngineOptions options,
          RecoveryReport recovery);
   Status SnapshotLocked();
+  // After the append: makes Decide's scratch state (events applied with the journal's seqs) the
+  // state, or applies the events when there is none.
+  Status AdoptDecidedState(const sm::Command& command, std::uint64_t first_seq,
+                           sm::Decision& decision);
+  // Logs and returns Internal("state machine bug: <command> <what> at journal seq N: detail").
+  Status StateMachineBug(const sm::Command& command, const std::string& what,
+                         const std::string& detail) const;
 
   mutable std::mutex mu_;
   std::unique_ptr<store::Journal> journal_;

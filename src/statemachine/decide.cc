@@ -58,19 +58,23 @@ Refusal FmRefusal(const events::FmResult& fm, std::string text) {
 }
 
 // Accumulates a decision. Every event is applied to a scratch copy of the state as it is added,
-// so later steps of the same decision see the effect of earlier ones.
+// so later steps of the same decision see the effect of earlier ones. The copy is made at the
+// first event: a decision that journals nothing (most observations, e.g. a health re-check that
+// finds no change) reads the given state and copies nothing. Decide code therefore re-reads
+// state() after an Emit rather than keep a reference from before it.
 class Builder {
  public:
-  Builder(const State& state, Micros now) : scratch_(state), now_(now) {}
+  Builder(const State& state, Micros now) : given_(state), now_(now) {}
 
-  const State& state() const { return scratch_; }
+  const State& state() const { return scratch_ ? *scratch_ : given_; }
 
   template <typename Body, typename Setter>
   void Emit(Setter setter, const Body& body) {
     Event event;
     event.set_time_unix_micros(now_);
     *(event.*setter)() = body;
-    Apply(scratch_, scratch_.last_seq + 1, event);
+    if (!scratch_) scratch_.emplace(given_);
+    Apply(*scratch_, scratch_->last_seq + 1, event);
     decision_.events.push_back(std::move(event));
   }
 
@@ -87,7 +91,8 @@ class Builder {
   }
 
  private:
-  State scratch_;
+  const State& given_;
+  std::optional<State> scratch_;
   Micros now_;
   Decision decision_;
 };

@@ -5,6 +5,7 @@
 // partitions, then activate) is therefore a chain of decisions, each journaled before its effect.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,9 +50,11 @@ struct Decision {
   int refusal_fm_code = 0;  // kFabricManagerRefused: FM's return code
   // RequestAllocation: the allocation the events are about.
   AllocationId allocation_id;
-  // The scratch state Decide reasoned with, once its own events were applied to it. Applying
-  // `events` to the state Decide was given must yield exactly this (the property tests check it).
-  State state_after;
+  // The scratch state Decide reasoned with, once its own events were applied to it; unset when
+  // `events` is empty (the state is then the one given). Applying `events` to the state Decide
+  // was given must yield exactly this (the property tests check it). Engine::Execute adopts it
+  // as its new state instead of applying the events a second time, and returns it unset.
+  std::optional<State> state_after;
 };
 
 Decision Decide(const State& state, const Command& command);

@@ -20,20 +20,24 @@ Result<DeviceIdentity> ReadDeviceIdentity(const std::filesystem::path& sysfs_roo
   return identity;
 }
 
+Status CheckIdentityUnchanged(const PciDevice& device, const DeviceIdentity& identity) {
+  if (identity.vendor != kNvidiaVendorId) {
+    return FailedPrecondition(device.bdf + ": vendor changed from " + kNvidiaVendorId + " to " +
+                              identity.vendor);
+  }
+  if (identity.iommu_group != device.iommu_group) {
+    return FailedPrecondition(device.bdf + ": IOMMU group changed from " + device.iommu_group +
+                              " to " + identity.iommu_group);
+  }
+  return Status::Ok();
+}
+
 Status CheckDeviceUnchanged(const std::filesystem::path& sysfs_root, const PciDevice& device) {
   auto identity = ReadDeviceIdentity(sysfs_root, device.bdf);
   if (!identity.ok()) {
     return FailedPrecondition(identity.status().message());
   }
-  if (identity->vendor != kNvidiaVendorId) {
-    return FailedPrecondition(device.bdf + ": vendor changed from " + kNvidiaVendorId + " to " +
-                              identity->vendor);
-  }
-  if (identity->iommu_group != device.iommu_group) {
-    return FailedPrecondition(device.bdf + ": IOMMU group changed from " + device.iommu_group +
-                              " to " + identity->iommu_group);
-  }
-  return Status::Ok();
+  return CheckIdentityUnchanged(device, *identity);
 }
 
 }  // namespace gfp::adapters

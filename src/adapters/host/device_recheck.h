@@ -22,6 +22,10 @@ struct DeviceIdentity {
 Result<DeviceIdentity> ReadDeviceIdentity(const std::filesystem::path& sysfs_root,
                                           const std::string& bdf);
 
+// OK when `identity` (read now) still has the vendor 10de and the IOMMU group recorded at
+// discovery; otherwise FailedPrecondition, worded as CheckDeviceUnchanged's.
+Status CheckIdentityUnchanged(const PciDevice& device, const DeviceIdentity& identity);
+
 // OK when the device still has the vendor 10de and the IOMMU group recorded at discovery;
 // otherwise FailedPrecondition, e.g. "0000:1b:00.0: IOMMU group changed from 42 to 43".
 Status CheckDeviceUnchanged(const std::filesystem::path& sysfs_root, const PciDevice& device);

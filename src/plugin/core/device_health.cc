@@ -25,16 +25,16 @@ Status DeviceHealth::HostCheck(const ServedDevice& served) const {
     case sm::DeviceKind::kPciPassthrough:
       break;
   }
-  const adapters::PciDevice* device = &*served.pci;
-  const std::string& bdf = device->bdf;
-  GFP_RETURN_IF_ERROR(adapters::CheckDeviceUnchanged(config_.sysfs_root, *device));
-  auto identity = adapters::ReadDeviceIdentity(config_.sysfs_root, bdf);
-  if (!identity.ok()) return identity.status();
+  const adapters::PciDevice& device = *served.pci;
+  // One read of vendor, group and driver serves every check of a whole GPU.
+  auto identity = adapters::ReadDeviceIdentity(config_.sysfs_root, device.bdf);
+  if (!identity.ok()) return FailedPrecondition(identity.status().message());
+  GFP_RETURN_IF_ERROR(adapters::CheckIdentityUnchanged(device, *identity));
   if (!identity->driver || !adapters::IsVfioDriver(*identity->driver)) {
-    return FailedPrecondition(bdf + ": bound to " + identity->driver.value_or("no driver") +
+    return FailedPrecondition(device.bdf + ": bound to " + identity->driver.value_or("no driver") +
                               ", not to a VFIO driver");
   }
-  return adapters::CheckVfioGroupNode(config_.dev_root, device->iommu_group);
+  return adapters::CheckVfioGroupNode(config_.dev_root, device.iommu_group);
 }
 
 Result<bool> DeviceHealth::Recheck(const ServedDevice& device) {

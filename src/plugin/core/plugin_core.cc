@@ -21,6 +21,16 @@ constexpr std::size_t kMaxIdsText = 256;
 
 std::string ContainerText(std::size_t index) { return "container " + std::to_string(index); }
 
+// Whether every id is a device of `resource` (its devices are sorted by id).
+bool AllServedBy(const ResourceDevices& resource, const std::vector<std::string>& ids) {
+  return std::all_of(ids.begin(), ids.end(), [&](const std::string& id) {
+    auto it = std::lower_bound(
+        resource.devices.begin(), resource.devices.end(), id,
+        [](const ServedDevice& device, const std::string& wanted) { return device.id < wanted; });
+    return it != resource.devices.end() && it->id == id;
+  });
+}
+
 }  // namespace
 
 sm::Micros SystemClock() {
@@ -153,7 +163,7 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
   GFP_ASSIGN_OR_RETURN(const bool iommufd, adapters::DetectIommufd(config_.dev_root));
   GFP_RETURN_IF_ERROR(RecheckRequested(containers));
   GFP_ASSIGN_OR_RETURN(std::vector<sm::RequestAllocation> requests,
-                       ValidateContainers(resource, containers));
+                       ValidateContainers(*r, containers));
   std::vector<ContainerAllocation> out;
   for (const auto& ids : containers) {
     GFP_ASSIGN_OR_RETURN(auto specs, ContainerDeviceNodes(config_, inventory_, *r, ids, iommufd));
@@ -176,23 +186,30 @@ Status PluginCore::RecheckRequested(const std::vector<std::vector<std::string>>&
 }
 
 Result<std::vector<sm::RequestAllocation>> PluginCore::ValidateContainers(
-    const std::string& resource, const std::vector<std::vector<std::string>>& containers) {
+    const ResourceDevices& r, const std::vector<std::vector<std::string>>& containers) {
   std::vector<sm::RequestAllocation> requests;
   for (std::size_t i = 0; i < containers.size(); ++i) {
     sm::RequestAllocation request;
     request.now = clock_();
-    request.resource = resource;
+    request.resource = r.naming.resource_name;
     request.device_ids = containers[i];
     request.container_index = static_cast<std::uint32_t>(i);
+    requests.push_back(std::move(request));
+  }
+  // One container of this resource's devices needs no dry run: its saga refuses (and journals)
+  // exactly what the dry run would, before any FM call. An unknown id still goes through the
+  // dry run, so that the state machine names it before the device nodes are looked up.
+  if (containers.size() == 1 && AllServedBy(r, containers.front())) return requests;
+  for (const auto& request : requests) {
     const sm::Decision dry =
         engine_->Read([&](const sm::State& s) { return sm::Decide(s, request); });
     if (!dry.refusal.empty()) {
       // Journal the rejection for the audit trail, then refuse.
       auto journaled = sagas_.ExecuteLogged(request);
       if (!journaled.ok()) return JournalFailure(journaled.status());
-      return Status(sm::RefusalErrorCode(dry), ContainerText(i) + ": " + dry.refusal);
+      return Status(sm::RefusalErrorCode(dry),
+                    ContainerText(request.container_index) + ": " + dry.refusal);
     }
-    requests.push_back(std::move(request));
   }
   return requests;
 }

@@ -97,7 +97,8 @@ class PluginCore {
   //     re-bound or without its /dev node is refused with that reason.
   //  2. Validates every container by a dry run of its decision before anything changes: if one
   //     would be refused, that refusal is journaled (the audit trail) and the call fails with it;
-  //     no partition was touched.
+  //     no partition was touched. (A single container of known devices skips the dry run: its
+  //     own saga refuses the same way before any FM call.)
   //  3. Runs each container's saga in order: intent durable -> FM call -> outcome durable. An
   //     activation refused with FM_ST_IN_USE means FM has an active partition the journal does
   //     not know yet: FM is synced (the stranger is adopted as drift) and that container is
@@ -133,7 +134,7 @@ class PluginCore {
   Status RecheckRequested(const std::vector<std::vector<std::string>>& containers);
   // Step 2 of Allocate: the requests, or the first container's refusal (journaled).
   Result<std::vector<sm::RequestAllocation>> ValidateContainers(
-      const std::string& resource, const std::vector<std::vector<std::string>>& containers);
+      const ResourceDevices& resource, const std::vector<std::vector<std::string>>& containers);
   // Step 3 of Allocate for one container, with the one retry after FM_ST_IN_USE.
   Status GrantContainer(sm::RequestAllocation& request);
 

@@ -79,7 +79,10 @@ Result<sm::Decision> SagaRunner::ExecuteLogged(const sm::Command& command) {
   for (const auto& event : decision->events) {
     ScopedLogContext event_scope;
     if (event.has_drift_detected() || spdlog::should_log(spdlog::level::debug)) {
-      AddEvent(event_scope, decision->state_after, event);
+      engine_.Read([&](const sm::State& s) {
+        AddEvent(event_scope, s, event);
+        return 0;
+      });
     }
     if (event.has_drift_detected()) {
       RecordDrift(metrics_.load(), event.drift_detected());
@@ -118,7 +121,7 @@ Result<SagaResult> SagaRunner::Run(const sm::Command& command) {
   SagaResult result{decision.allocation_id, decision.refusal, false,
                     sm::RefusalErrorCode(decision)};
   ScopedLogContext saga_scope;
-  AddAllocation(saga_scope, decision.state_after, decision.allocation_id);
+  AddAllocation(saga_scope, engine_, decision.allocation_id);
   std::vector<sm::Effect> effects = std::move(decision.effects);
   for (std::size_t i = 0; i < effects.size(); ++i) {
     const sm::Effect effect = effects[i];

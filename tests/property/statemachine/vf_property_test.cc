@@ -126,9 +126,9 @@ class VfLife {
     if (driver_.state.anomaly_count != 0) {
       return Internal("anomaly: " + driver_.state.recent_anomalies.back().description);
     }
-    if (!(decision.state_after == driver_.state)) {
-      return Internal("Decide's scratch state " +
-                      gfp::testing::StateDiff(driver_.state, decision.state_after));
+    const State& decided = decision.state_after ? *decision.state_after : before;
+    if (!(decided == driver_.state)) {
+      return Internal("Decide's scratch state " + gfp::testing::StateDiff(driver_.state, decided));
     }
     // Another live VM's partition is never deactivated: owners are released (superseded) first.
     for (const auto& [pid, intent] : driver_.state.intents) {
