@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/sm_fixtures.h"
+#include "journal_text/event_summary.h"
 #include "statemachine/event_codec.h"
 
 namespace gfp::sm {
