@@ -611,38 +611,41 @@ std::optional<AllocationId> AllocationOfPartition(const State& state, PartitionI
   return std::nullopt;
 }
 
-void DecideFabricState(Builder& b, const ObserveFabricState& f) {
+// FM's partition table, journaled when it differs from the state's. False when it is refused: a
+// partition listed twice, or a change to a partition in use.
+bool RecordPartitionTable(Builder& b, const ObserveFabricState& f,
+                          std::set<PartitionId>& fm_active) {
   std::map<PartitionId, PartitionState> table;
-  std::set<PartitionId> fm_active;
   events::PartitionTableObserved observed;
   for (const auto& p : f.partitions) {
     if (table.count(p.id())) {
       b.Refuse(NotServable("Fabric Manager listed partition " + std::to_string(p.id()) + " twice"));
-      return;
+      return false;
     }
     table[p.id()] = PartitionFromEvent(p);
     if (p.active()) fm_active.insert(p.id());
     *observed.add_partitions() = p;
   }
-  if (!SameTable(b.state(), table)) {
-    // FM's tables are static; a change to a partition in use would orphan a VM's GPUs, so it is
-    // refused (and reported) rather than recorded.
-    for (PartitionId pid : PartitionsInUse(b.state())) {
-      auto before = b.state().partitions.find(pid);
-      auto after = table.find(pid);
-      if (before != b.state().partitions.end() &&
-          (after == table.end() || after->second.physical_ids != before->second.physical_ids)) {
-        b.Refuse(NotServable("Fabric Manager changed the GPUs of partition " + std::to_string(pid) +
-                             " while it is in use; keeping the journal's table"));
-        return;
-      }
+  if (SameTable(b.state(), table)) return true;
+  // FM's tables are static; a change to a partition in use would orphan a VM's GPUs, so it is
+  // refused (and reported) rather than recorded.
+  for (PartitionId pid : PartitionsInUse(b.state())) {
+    auto before = b.state().partitions.find(pid);
+    auto after = table.find(pid);
+    if (before != b.state().partitions.end() &&
+        (after == table.end() || after->second.physical_ids != before->second.physical_ids)) {
+      b.Refuse(NotServable("Fabric Manager changed the GPUs of partition " + std::to_string(pid) +
+                           " while it is in use; keeping the journal's table"));
+      return false;
     }
-    GFP_EMIT(b, partition_table_observed, observed);
   }
+  GFP_EMIT(b, partition_table_observed, observed);
+  return true;
+}
 
-  // Transitions in flight will report their own outcome; judge drift only when none is.
-  if (!b.state().intents.empty()) return;
-
+// Where the journal's active set and FM's differ: partitions active only in the journal, then
+// partitions active only in FM (adopted, for the allocation whose partition it is, if any).
+void JournalDrift(Builder& b, const std::set<PartitionId>& fm_active) {
   for (const auto& [pid, active] : std::map<PartitionId, ActivePartition>(b.state().active)) {
     if (fm_active.count(pid)) continue;
     events::DriftDetected drift;
@@ -664,8 +667,11 @@ void DecideFabricState(Builder& b, const ObserveFabricState& f) {
     if (owner) drift.set_owner_allocation_id(*owner);
     GFP_EMIT(b, drift_detected, drift);
   }
-  // Every granted allocation whose pod still holds its GPUs gets its partition back: the one
-  // just found lost, and one whose earlier repair failed (judged again on every observation).
+}
+
+// Every granted allocation whose pod still holds its GPUs gets its partition back: the one
+// just found lost, and one whose earlier repair failed (judged again on every observation).
+void RepairLostPartitions(Builder& b, const ObserveFabricState& f) {
   const std::set<AllocationId> held(f.held_allocations.begin(), f.held_allocations.end());
   std::vector<std::pair<PartitionId, AllocationId>> repairs;
   for (const auto& [id, a] : b.state().allocations) {
@@ -686,6 +692,15 @@ void DecideFabricState(Builder& b, const ObserveFabricState& f) {
     RequestActivation(b, pid, owner, "drift repair: a pod still holds its GPUs",
                       VfListFor(b.state(), a, pid));
   }
+}
+
+void DecideFabricState(Builder& b, const ObserveFabricState& f) {
+  std::set<PartitionId> fm_active;
+  if (!RecordPartitionTable(b, f, fm_active)) return;
+  // Transitions in flight will report their own outcome; judge drift only when none is.
+  if (!b.state().intents.empty()) return;
+  JournalDrift(b, fm_active);
+  RepairLostPartitions(b, f);
 }
 
 void DecidePods(Builder& b, const ObservePodResources& o) {
