@@ -7,8 +7,9 @@
 #include "common/status.h"
 #include "statemachine/events.pb.h"
 
-// TRANSITIONAL, until src/plugin/core/ includes journal_text/event_summary.h itself (it is being
-// split at the same time): keeps sm::SummarizeEvent visible there. Remove with that include.
+// TRANSITIONAL: keeps sm::SummarizeEvent visible to src/plugin/core/plugin_core.cc and
+// src/cli/journal_command.cc, edited by others this round. Remove once both include
+// journal_text/event_summary.h themselves.
 #include "journal_text/event_summary.h"  // IWYU pragma: keep
 
 namespace gfp::sm {

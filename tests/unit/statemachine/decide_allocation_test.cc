@@ -4,7 +4,6 @@
 
 #include "common/sm_fixtures.h"
 #include "journal_text/event_summary.h"
-#include "statemachine/event_codec.h"
 
 namespace gfp::sm {
 namespace {
