@@ -1,11 +1,12 @@
 // SummarizeEvent's exact text for every event type and every optional part: `journal history`
 // prints it and operators read it, so a change of wording must be a decision, not an accident.
+#include "journal_text/event_summary.h"
+
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include "journal_text/event_summary.h"
+#include <vector>
 
 namespace gfp::sm {
 namespace {
