@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fuzz/fuzz_support.h"
+#include "journal_text/event_summary.h"
 #include "statemachine/apply.h"
 #include "statemachine/event_codec.h"
 #include "statemachine/invariants.h"

@@ -385,15 +385,11 @@ AllocationId AllocationIdFor(std::uint64_t number) {
   return std::string(kAllocationPrefix) + std::to_string(number);
 }
 
-void Apply(State& state, std::uint64_t seq, const events::Event& event) {
-  Applier a(state, seq, event.time_unix_micros());
-  if (seq != state.last_seq + 1) {
-    a.Anomaly("event seq " + std::to_string(seq) + " follows seq " +
-              std::to_string(state.last_seq));
-  }
-  state.last_seq = seq;
-  state.last_time = std::max(state.last_time, event.time_unix_micros());
+namespace {
 
+// The body's handler. Every body case is listed, so a new event type fails to compile
+// (-Wswitch) until it has one.
+void ApplyBody(Applier& a, const events::Event& event) {
   switch (event.body_case()) {
     case Event::kPluginStarted:
       a.On(event.plugin_started());
@@ -462,6 +458,19 @@ void Apply(State& state, std::uint64_t seq, const events::Event& event) {
       a.Anomaly("event without a body (unknown type?)");
       break;
   }
+}
+
+}  // namespace
+
+void Apply(State& state, std::uint64_t seq, const events::Event& event) {
+  Applier a(state, seq, event.time_unix_micros());
+  if (seq != state.last_seq + 1) {
+    a.Anomaly("event seq " + std::to_string(seq) + " follows seq " +
+              std::to_string(state.last_seq));
+  }
+  state.last_seq = seq;
+  state.last_time = std::max(state.last_time, event.time_unix_micros());
+  ApplyBody(a, event);
 }
 
 }  // namespace gfp::sm

@@ -458,70 +458,65 @@ void DecideRequest(Builder& b, const RequestAllocation& r) {
   ContinueAllocation(b, id);
 }
 
-void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
-  auto pending = b.state().intents.find(o.partition_id);
-  if (pending == b.state().intents.end() || pending->second.kind != o.kind) {
-    b.Refuse(NotServable("no pending " + std::string(IntentKindName(o.kind)) + " for partition " +
-                         std::to_string(o.partition_id)));
-    return;
-  }
-  const AllocationId for_allocation = pending->second.allocation_id;
-  const std::vector<Bdf> vfs = pending->second.vf_bdfs;
-  auto requested_allocation = [&]() -> bool {
-    auto it = b.state().allocations.find(for_allocation);
-    return it != b.state().allocations.end() && it->second.status == AllocationStatus::kRequested;
-  };
-  b.SetAllocation(for_allocation);
+// The allocation an outcome's intent was for is still waiting for its answer.
+bool StillRequested(const Builder& b, const AllocationId& id) {
+  auto it = b.state().allocations.find(id);
+  return it != b.state().allocations.end() && it->second.status == AllocationStatus::kRequested;
+}
 
-  if (o.kind == IntentKind::kDeactivate) {
-    if (FmCallSucceeded(o.fm) || FmAnswered(o.fm, fm_code::kUninitialized)) {
-      events::PartitionDeactivated done;
-      done.set_partition_id(o.partition_id);
-      done.set_was_already_inactive(FmAnswered(o.fm, fm_code::kUninitialized));
-      GFP_EMIT(b, partition_deactivated, done);
-      if (requested_allocation()) {
-        if (o.interrupted) {
-          RejectAllocation(b, for_allocation, RefusalKind::kInterrupted,
-                           InterruptedText(o.interrupted_cause));
-        } else {
-          ContinueAllocation(b, for_allocation);
-        }
-      }
-      return;
-    }
-    events::PartitionDeactivationFailed failed;
-    failed.set_partition_id(o.partition_id);
-    *failed.mutable_fm() = o.fm;
-    GFP_EMIT(b, partition_deactivation_failed, failed);
-    if (requested_allocation()) {
-      RejectAllocation(b, for_allocation, FmRefusalKind(o.fm),
-                       "could not deactivate stale partition " + std::to_string(o.partition_id) +
-                           ": " + FmText(o.fm) +
-                           (o.fm.message().empty() ? "" : " (" + o.fm.message() + ")"),
-                       &o.fm);
+// " (message)" when Fabric Manager gave one.
+std::string FmMessageText(const events::FmResult& fm) {
+  return fm.message().empty() ? "" : " (" + fm.message() + ")";
+}
+
+void DecideDeactivationOutcome(Builder& b, const RecordFabricManagerOutcome& o,
+                               const AllocationId& for_allocation) {
+  if (FmCallSucceeded(o.fm) || FmAnswered(o.fm, fm_code::kUninitialized)) {
+    events::PartitionDeactivated done;
+    done.set_partition_id(o.partition_id);
+    done.set_was_already_inactive(FmAnswered(o.fm, fm_code::kUninitialized));
+    GFP_EMIT(b, partition_deactivated, done);
+    if (!StillRequested(b, for_allocation)) return;
+    if (o.interrupted) {
+      RejectAllocation(b, for_allocation, RefusalKind::kInterrupted,
+                       InterruptedText(o.interrupted_cause));
     } else {
-      b.Refuse(FmRefusal(o.fm, "could not deactivate partition " + std::to_string(o.partition_id) +
-                                   ": " + FmText(o.fm)),
-               o.fm.code());
+      ContinueAllocation(b, for_allocation);
     }
     return;
   }
+  events::PartitionDeactivationFailed failed;
+  failed.set_partition_id(o.partition_id);
+  *failed.mutable_fm() = o.fm;
+  GFP_EMIT(b, partition_deactivation_failed, failed);
+  if (StillRequested(b, for_allocation)) {
+    RejectAllocation(b, for_allocation, FmRefusalKind(o.fm),
+                     "could not deactivate stale partition " + std::to_string(o.partition_id) +
+                         ": " + FmText(o.fm) + FmMessageText(o.fm),
+                     &o.fm);
+  } else {
+    b.Refuse(FmRefusal(o.fm, "could not deactivate partition " + std::to_string(o.partition_id) +
+                                 ": " + FmText(o.fm)),
+             o.fm.code());
+  }
+}
 
+void DecideActivationOutcome(Builder& b, const RecordFabricManagerOutcome& o,
+                             const AllocationId& for_allocation, const std::vector<Bdf>& vfs) {
   if (FmCallSucceeded(o.fm)) {
     events::PartitionActivated done;
     done.set_partition_id(o.partition_id);
     done.set_allocation_id(for_allocation);
     for (const Bdf& vf : vfs) done.add_vf_bdfs(vf);
     GFP_EMIT(b, partition_activated, done);
-    if (requested_allocation()) {
-      // An interrupted request's partition stays active without an owner: kubelet's retry of
-      // the same devices claims it without an FM call, otherwise it is released after the grace.
-      if (o.interrupted) {
-        RejectAllocation(b, for_allocation, RefusalKind::kInterrupted,
-                         InterruptedText(o.interrupted_cause));
-      } else {
-        Grant(b, for_allocation, o.partition_id);
-      }
+    if (!StillRequested(b, for_allocation)) return;
+    // An interrupted request's partition stays active without an owner: kubelet's retry of
+    // the same devices claims it without an FM call, otherwise it is released after the grace.
+    if (o.interrupted) {
+      RejectAllocation(b, for_allocation, RefusalKind::kInterrupted,
+                       InterruptedText(o.interrupted_cause));
+    } else {
+      Grant(b, for_allocation, o.partition_id);
     }
     return;
   }
@@ -532,11 +527,29 @@ void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
   GFP_EMIT(b, partition_activation_failed, failed);
   const std::string why = "Fabric Manager could not activate partition " +
                           std::to_string(o.partition_id) + ": " + FmText(o.fm) +
-                          (o.fm.message().empty() ? "" : " (" + o.fm.message() + ")");
-  if (requested_allocation()) {
+                          FmMessageText(o.fm);
+  if (StillRequested(b, for_allocation)) {
     RejectAllocation(b, for_allocation, FmRefusalKind(o.fm), why, &o.fm);
   } else {
     b.Refuse(FmRefusal(o.fm, why), o.fm.code());
+  }
+}
+
+void DecideOutcome(Builder& b, const RecordFabricManagerOutcome& o) {
+  auto pending = b.state().intents.find(o.partition_id);
+  if (pending == b.state().intents.end() || pending->second.kind != o.kind) {
+    b.Refuse(NotServable("no pending " + std::string(IntentKindName(o.kind)) + " for partition " +
+                         std::to_string(o.partition_id)));
+    return;
+  }
+  // Copies: the events emitted next end the intent that `pending` points at.
+  const AllocationId for_allocation = pending->second.allocation_id;
+  const std::vector<Bdf> vfs = pending->second.vf_bdfs;
+  b.SetAllocation(for_allocation);
+  if (o.kind == IntentKind::kDeactivate) {
+    DecideDeactivationOutcome(b, o, for_allocation);
+  } else {
+    DecideActivationOutcome(b, o, for_allocation, vfs);
   }
 }
 
@@ -603,38 +616,41 @@ std::optional<AllocationId> AllocationOfPartition(const State& state, PartitionI
   return std::nullopt;
 }
 
-void DecideFabricState(Builder& b, const ObserveFabricState& f) {
+// FM's partition table, journaled when it differs from the state's. False when it is refused: a
+// partition listed twice, or a change to a partition in use.
+bool RecordPartitionTable(Builder& b, const ObserveFabricState& f,
+                          std::set<PartitionId>& fm_active) {
   std::map<PartitionId, PartitionState> table;
-  std::set<PartitionId> fm_active;
   events::PartitionTableObserved observed;
   for (const auto& p : f.partitions) {
     if (table.count(p.id())) {
       b.Refuse(NotServable("Fabric Manager listed partition " + std::to_string(p.id()) + " twice"));
-      return;
+      return false;
     }
     table[p.id()] = PartitionFromEvent(p);
     if (p.active()) fm_active.insert(p.id());
     *observed.add_partitions() = p;
   }
-  if (!SameTable(b.state(), table)) {
-    // FM's tables are static; a change to a partition in use would orphan a VM's GPUs, so it is
-    // refused (and reported) rather than recorded.
-    for (PartitionId pid : PartitionsInUse(b.state())) {
-      auto before = b.state().partitions.find(pid);
-      auto after = table.find(pid);
-      if (before != b.state().partitions.end() &&
-          (after == table.end() || after->second.physical_ids != before->second.physical_ids)) {
-        b.Refuse(NotServable("Fabric Manager changed the GPUs of partition " + std::to_string(pid) +
-                             " while it is in use; keeping the journal's table"));
-        return;
-      }
+  if (SameTable(b.state(), table)) return true;
+  // FM's tables are static; a change to a partition in use would orphan a VM's GPUs, so it is
+  // refused (and reported) rather than recorded.
+  for (PartitionId pid : PartitionsInUse(b.state())) {
+    auto before = b.state().partitions.find(pid);
+    auto after = table.find(pid);
+    if (before != b.state().partitions.end() &&
+        (after == table.end() || after->second.physical_ids != before->second.physical_ids)) {
+      b.Refuse(NotServable("Fabric Manager changed the GPUs of partition " + std::to_string(pid) +
+                           " while it is in use; keeping the journal's table"));
+      return false;
     }
-    GFP_EMIT(b, partition_table_observed, observed);
   }
+  GFP_EMIT(b, partition_table_observed, observed);
+  return true;
+}
 
-  // Transitions in flight will report their own outcome; judge drift only when none is.
-  if (!b.state().intents.empty()) return;
-
+// Where the journal's active set and FM's differ: partitions active only in the journal, then
+// partitions active only in FM (adopted, for the allocation whose partition it is, if any).
+void JournalDrift(Builder& b, const std::set<PartitionId>& fm_active) {
   for (const auto& [pid, active] : std::map<PartitionId, ActivePartition>(b.state().active)) {
     if (fm_active.count(pid)) continue;
     events::DriftDetected drift;
@@ -656,8 +672,11 @@ void DecideFabricState(Builder& b, const ObserveFabricState& f) {
     if (owner) drift.set_owner_allocation_id(*owner);
     GFP_EMIT(b, drift_detected, drift);
   }
-  // Every granted allocation whose pod still holds its GPUs gets its partition back: the one
-  // just found lost, and one whose earlier repair failed (judged again on every observation).
+}
+
+// Every granted allocation whose pod still holds its GPUs gets its partition back: the one
+// just found lost, and one whose earlier repair failed (judged again on every observation).
+void RepairLostPartitions(Builder& b, const ObserveFabricState& f) {
   const std::set<AllocationId> held(f.held_allocations.begin(), f.held_allocations.end());
   std::vector<std::pair<PartitionId, AllocationId>> repairs;
   for (const auto& [id, a] : b.state().allocations) {
@@ -678,6 +697,15 @@ void DecideFabricState(Builder& b, const ObserveFabricState& f) {
     RequestActivation(b, pid, owner, "drift repair: a pod still holds its GPUs",
                       VfListFor(b.state(), a, pid));
   }
+}
+
+void DecideFabricState(Builder& b, const ObserveFabricState& f) {
+  std::set<PartitionId> fm_active;
+  if (!RecordPartitionTable(b, f, fm_active)) return;
+  // Transitions in flight will report their own outcome; judge drift only when none is.
+  if (!b.state().intents.empty()) return;
+  JournalDrift(b, fm_active);
+  RepairLostPartitions(b, f);
 }
 
 void DecidePods(Builder& b, const ObservePodResources& o) {

@@ -1,10 +1,16 @@
-// Events <-> journal records, and their human-readable forms for `journal history`.
+// Events <-> journal records, their type names, JSON fields and times. Their one-line human
+// summaries are display code, in journal_text/event_summary.h (library gfp_event_text).
 #pragma once
 
 #include <string>
 
 #include "common/status.h"
 #include "statemachine/events.pb.h"
+
+// TRANSITIONAL: keeps sm::SummarizeEvent visible to src/plugin/core/plugin_core.cc and
+// src/cli/journal_command.cc, edited by others this round. Remove once both include
+// journal_text/event_summary.h themselves.
+#include "journal_text/event_summary.h"  // IWYU pragma: keep
 
 namespace gfp::sm {
 
@@ -19,9 +25,6 @@ std::string EncodeEvent(const events::Event& event);
 // record whose columns and payload disagree is reported as corrupt.
 Result<events::Event> DecodeEvent(const std::string& type, std::int64_t time_unix_micros,
                                   const std::string& payload);
-
-// One line, readable: "alloc-3 granted partition 1" .
-std::string SummarizeEvent(const events::Event& event);
 
 // The event body's fields as a JSON object text (snake_case keys, proto3 JSON mapping).
 std::string EventFieldsJson(const events::Event& event);

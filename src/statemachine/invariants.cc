@@ -82,10 +82,8 @@ Status CheckVfLists(const State& s) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Status CheckInvariants(const State& s) {
-  // No GPU is in two active partitions.
+// No GPU is in two active partitions.
+Status CheckNoGpuInTwoActivePartitions(const State& s) {
   std::map<Bdf, PartitionId> holder;
   for (const auto& [pid, active] : s.active) {
     auto partition = s.partitions.find(pid);
@@ -99,9 +97,12 @@ Status CheckInvariants(const State& s) {
       }
     }
   }
+  return Status::Ok();
+}
 
-  // Every active partition is owned by a live allocation that points back at it, adopted, or
-  // ownerless (its owner was released and its deactivation is pending or will be retried).
+// Every active partition is owned by a live allocation that points back at it, adopted, or
+// ownerless (its owner was released and its deactivation is pending or will be retried).
+Status CheckActiveOwners(const State& s) {
   for (const auto& [pid, active] : s.active) {
     if (active.adopted && !active.owner.empty()) {
       return Internal(P(pid) + " is both adopted and owned by " + active.owner);
@@ -116,8 +117,11 @@ Status CheckInvariants(const State& s) {
                       " which was granted another partition");
     }
   }
+  return Status::Ok();
+}
 
-  // A partition has at most one transition in flight, consistent with its activity.
+// A partition has at most one transition in flight, consistent with its activity.
+Status CheckIntents(const State& s) {
   for (const auto& [pid, intent] : s.intents) {
     const bool is_active = s.active.count(pid) > 0;
     if (intent.kind == IntentKind::kActivate && is_active) {
@@ -131,8 +135,29 @@ Status CheckInvariants(const State& s) {
                       std::to_string(intent.requested_seq) + ")");
     }
   }
+  return Status::Ok();
+}
 
-  // Only live allocations are kept; a granted FM allocation's devices are its partition's GPUs.
+// A granted FM allocation of whole GPUs holds exactly its partition's GPUs.
+Status CheckGrantedGpus(const State& s, const AllocationId& id, const Allocation& a) {
+  // VFs: their list is checked against the partition's GPUs (CheckVfLists).
+  if (!a.partition || !a.fabric_vfs.empty()) return Status::Ok();
+  auto partition = s.partitions.find(*a.partition);
+  if (partition == s.partitions.end()) return Status::Ok();  // the table changed since the grant
+  std::set<Bdf> gpus;
+  for (ModuleId module : partition->second.physical_ids) {
+    auto bdf = s.bdf_of_module.find(module);
+    if (bdf != s.bdf_of_module.end()) gpus.insert(bdf->second);
+  }
+  if (gpus != std::set<Bdf>(a.devices.begin(), a.devices.end())) {
+    return Internal("allocation " + id + " holds devices that are not exactly the GPUs of " +
+                    P(*a.partition));
+  }
+  return Status::Ok();
+}
+
+// Only live allocations are kept; a granted FM allocation's devices are its partition's GPUs.
+Status CheckAllocations(const State& s) {
   for (const auto& [id, a] : s.allocations) {
     if (!a.live()) return Internal("allocation " + id + " is kept in memory while finished");
     if (a.status == AllocationStatus::kRequested) {
@@ -142,24 +167,13 @@ Status CheckInvariants(const State& s) {
     if (a.granted_at < a.requested_at) {
       return Internal("allocation " + id + " was granted before it was requested");
     }
-    // VFs: their list is checked against the partition's GPUs (CheckVfLists).
-    if (!a.partition || !a.fabric_vfs.empty()) continue;
-    auto partition = s.partitions.find(*a.partition);
-    if (partition == s.partitions.end()) continue;  // the table changed since the grant
-    std::set<Bdf> gpus;
-    for (ModuleId module : partition->second.physical_ids) {
-      auto bdf = s.bdf_of_module.find(module);
-      if (bdf != s.bdf_of_module.end()) gpus.insert(bdf->second);
-    }
-    if (gpus != std::set<Bdf>(a.devices.begin(), a.devices.end())) {
-      return Internal("allocation " + id + " holds devices that are not exactly the GPUs of " +
-                      P(*a.partition));
-    }
+    GFP_RETURN_IF_ERROR(CheckGrantedGpus(s, id, a));
   }
+  return Status::Ok();
+}
 
-  GFP_RETURN_IF_ERROR(CheckVfLists(s));
-
-  // The module mapping is a bijection.
+// The module mapping is a bijection.
+Status CheckModuleMapping(const State& s) {
   if (s.module_of_bdf.size() != s.bdf_of_module.size()) {
     return Internal("module mapping is not one-to-one");
   }
@@ -169,8 +183,11 @@ Status CheckInvariants(const State& s) {
       return Internal("module mapping is not one-to-one at " + bdf);
     }
   }
+  return Status::Ok();
+}
 
-  // The allocation id counter is ahead of every live allocation.
+// The allocation id counter is ahead of every live allocation.
+Status CheckAllocationCounter(const State& s) {
   for (const auto& [id, a] : s.allocations) {
     std::uint64_t n = 0;
     const char* digits = id.data() + 6;
@@ -182,6 +199,19 @@ Status CheckInvariants(const State& s) {
     }
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+// The checks run in this order, and the first violation found is the one reported.
+Status CheckInvariants(const State& s) {
+  GFP_RETURN_IF_ERROR(CheckNoGpuInTwoActivePartitions(s));
+  GFP_RETURN_IF_ERROR(CheckActiveOwners(s));
+  GFP_RETURN_IF_ERROR(CheckIntents(s));
+  GFP_RETURN_IF_ERROR(CheckAllocations(s));
+  GFP_RETURN_IF_ERROR(CheckVfLists(s));
+  GFP_RETURN_IF_ERROR(CheckModuleMapping(s));
+  return CheckAllocationCounter(s);
 }
 
 }  // namespace gfp::sm

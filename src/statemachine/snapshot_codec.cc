@@ -7,15 +7,11 @@
 #include "statemachine/snapshot.pb.h"
 
 namespace gfp::sm {
+namespace {
 
-std::string EncodeSnapshot(const State& s) {
-  snapshot::State out;
-  out.set_format_version(kSnapshotFormatVersion);
-  out.set_last_seq(s.last_seq);
-  out.set_last_time(s.last_time);
-  out.set_fm_enabled(s.fm_enabled);
-  out.set_release_grace(s.release_grace);
-  out.set_plugin_version(s.plugin_version);
+// Encoding: one function per part of the state, in snapshot.proto's order.
+
+void EncodeDevices(const State& s, snapshot::State& out) {
   for (const auto& [bdf, d] : s.devices) {
     auto* o = out.add_devices();
     o->set_bdf(d.bdf);
@@ -29,12 +25,18 @@ std::string EncodeSnapshot(const State& s) {
     o->set_parent_bdf(d.parent_bdf);
   }
   for (const auto& w : s.inventory_warnings) out.add_inventory_warnings(w);
+}
+
+void EncodeModules(const State& s, snapshot::State& out) {
   out.set_module_mapping_path(s.module_mapping_path);
   for (const auto& [bdf, module] : s.module_of_bdf) {
     auto* o = out.add_modules();
     o->set_bdf(bdf);
     o->set_module_id(module);
   }
+}
+
+void EncodeFabric(const State& s, snapshot::State& out) {
   out.set_fm_connected(s.fm_connected);
   out.set_fm_status_journaled(s.fm_status_journaled);
   out.set_fm_address(s.fm_address);
@@ -63,6 +65,9 @@ std::string EncodeSnapshot(const State& s) {
     o->set_requested_at(i.requested_at);
     for (const auto& vf : i.vf_bdfs) o->add_vf_bdfs(vf);
   }
+}
+
+void EncodeAllocations(const State& s, snapshot::State& out) {
   for (const auto& [id, a] : s.allocations) {
     auto* o = out.add_allocations();
     o->set_id(a.id);
@@ -80,13 +85,10 @@ std::string EncodeSnapshot(const State& s) {
     for (const auto& vf : a.fabric_vfs) o->add_fabric_vfs(vf);
   }
   out.set_next_allocation_number(s.next_allocation_number);
-  out.set_kubelet_restarts(s.kubelet_restarts);
-  out.set_anomaly_count(s.anomaly_count);
-  for (const auto& a : s.recent_anomalies) {
-    auto* o = out.add_recent_anomalies();
-    o->set_seq(a.seq);
-    o->set_description(a.description);
-  }
+}
+
+// Deterministic bytes, so equal states give equal snapshots.
+std::string SerializeDeterministic(const snapshot::State& out) {
   std::string bytes;
   google::protobuf::io::StringOutputStream stream(&bytes);
   google::protobuf::io::CodedOutputStream coded(&stream);
@@ -96,20 +98,9 @@ std::string EncodeSnapshot(const State& s) {
   return bytes;
 }
 
-Result<State> DecodeSnapshot(const std::string& bytes) {
-  snapshot::State in;
-  if (!in.ParseFromString(bytes)) return DataLoss("snapshot does not decode as a state");
-  if (in.format_version() != kSnapshotFormatVersion) {
-    return FailedPrecondition("snapshot format " + std::to_string(in.format_version()) +
-                              " is not this binary's format " +
-                              std::to_string(kSnapshotFormatVersion));
-  }
-  State s;
-  s.last_seq = in.last_seq();
-  s.last_time = in.last_time();
-  s.fm_enabled = in.fm_enabled();
-  s.release_grace = in.release_grace();
-  s.plugin_version = in.plugin_version();
+// Decoding: the same parts; the parts with a checked value return a Status.
+
+void DecodeDevices(const snapshot::State& in, State& s) {
   for (const auto& d : in.devices()) {
     DeviceState device{d.bdf(),       d.resource(), d.device_id(),        d.iommu_group(),
                        d.numa_node(), d.healthy(),  d.unhealthy_reason(), DeviceKindOf(d.kind()),
@@ -117,6 +108,9 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
     s.devices[d.bdf()] = std::move(device);
   }
   s.inventory_warnings.assign(in.inventory_warnings().begin(), in.inventory_warnings().end());
+}
+
+Status DecodeModules(const snapshot::State& in, State& s) {
   s.module_mapping_path = in.module_mapping_path();
   // The two maps must stay one-to-one (an invariant); a repeated entry would leave them
   // disagreeing, so the snapshot is refused and recovery replays the journal instead.
@@ -128,6 +122,10 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
       return DataLoss("snapshot maps module id " + std::to_string(m.module_id()) + " to two GPUs");
     }
   }
+  return Status::Ok();
+}
+
+Status DecodeFabric(const snapshot::State& in, State& s) {
   s.fm_connected = in.fm_connected();
   s.fm_status_journaled = in.fm_status_journaled();
   s.fm_address = in.fm_address();
@@ -152,6 +150,10 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
                                                 i.requested_at(),
                                                 {i.vf_bdfs().begin(), i.vf_bdfs().end()}};
   }
+  return Status::Ok();
+}
+
+Status DecodeAllocations(const snapshot::State& in, State& s) {
   for (const auto& a : in.allocations()) {
     if (a.status() < 0 || a.status() > 4) return DataLoss("snapshot has an unknown status");
     Allocation allocation;
@@ -170,6 +172,51 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
     s.allocations[a.id()] = std::move(allocation);
   }
   s.next_allocation_number = in.next_allocation_number();
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string EncodeSnapshot(const State& s) {
+  snapshot::State out;
+  out.set_format_version(kSnapshotFormatVersion);
+  out.set_last_seq(s.last_seq);
+  out.set_last_time(s.last_time);
+  out.set_fm_enabled(s.fm_enabled);
+  out.set_release_grace(s.release_grace);
+  out.set_plugin_version(s.plugin_version);
+  EncodeDevices(s, out);
+  EncodeModules(s, out);
+  EncodeFabric(s, out);
+  EncodeAllocations(s, out);
+  out.set_kubelet_restarts(s.kubelet_restarts);
+  out.set_anomaly_count(s.anomaly_count);
+  for (const auto& a : s.recent_anomalies) {
+    auto* o = out.add_recent_anomalies();
+    o->set_seq(a.seq);
+    o->set_description(a.description);
+  }
+  return SerializeDeterministic(out);
+}
+
+Result<State> DecodeSnapshot(const std::string& bytes) {
+  snapshot::State in;
+  if (!in.ParseFromString(bytes)) return DataLoss("snapshot does not decode as a state");
+  if (in.format_version() != kSnapshotFormatVersion) {
+    return FailedPrecondition("snapshot format " + std::to_string(in.format_version()) +
+                              " is not this binary's format " +
+                              std::to_string(kSnapshotFormatVersion));
+  }
+  State s;
+  s.last_seq = in.last_seq();
+  s.last_time = in.last_time();
+  s.fm_enabled = in.fm_enabled();
+  s.release_grace = in.release_grace();
+  s.plugin_version = in.plugin_version();
+  DecodeDevices(in, s);
+  GFP_RETURN_IF_ERROR(DecodeModules(in, s));
+  GFP_RETURN_IF_ERROR(DecodeFabric(in, s));
+  GFP_RETURN_IF_ERROR(DecodeAllocations(in, s));
   s.kubelet_restarts = in.kubelet_restarts();
   s.anomaly_count = in.anomaly_count();
   for (const auto& a : in.recent_anomalies())

@@ -53,153 +53,153 @@ class Script {
   bool failed_ = false;
 };
 
-int RunDemo(const DemoFlags& flags) {
-  kubelet::KeepGrpcInitialized();
-  // Before anything is created: without the library there is no demo.
-  auto library = FindSimLibrary(flags.fm_library, process::SelfExecutable(), GFP_SIM_FM_LIBRARY);
-  if (!library.ok()) {
-    std::cerr << "error: " << library.status().message() << "\n";
-    return 1;
-  }
-  std::filesystem::path dir = flags.dir;
-  if (dir.empty()) {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "gpu-fabric-demo-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) {
-      std::cerr << "error: cannot create a temporary directory\n";
-      return 1;
-    }
-    dir = pattern;
-  }
-  DemoOptions options;
-  options.dir = dir;
-  options.fm_library = *library;
-  std::cout << "gpu-fabric-plugin demo: a day on a simulated HGX H100 node (8 GPUs, NVSwitch)\n"
-            << "  world:      " << dir.string() << "\n"
-            << "  FM library: " << options.fm_library.string() << " (simulated Fabric Manager)\n\n";
-  auto created = DemoWorld::Create(options);
-  if (!created.ok()) {
-    std::cerr << "error: " << created.status().message() << "\n";
-    return 1;
-  }
-  DemoWorld& w = **created;
-  Script s(w);
-  std::map<std::string, std::vector<std::string>> vm_devices;
-  std::map<std::string, sm::PartitionId> vm_partition;
+// The VMs of the day: admitted through the fake kubelet, then deleted.
+class DemoVms {
+ public:
+  explicit DemoVms(DemoWorld& world) : w_(world) {}
 
-  auto admit = [&](const std::string& vm, int gpus) -> Status {
+  // kubelet admits the VM's pod: the plugin grants `gpus` GPUs forming one partition, and the
+  // pod is then seen through PodResources.
+  Status Admit(const std::string& vm, int gpus) {
     auto pod =
-        w.kubelet().AdmitPod("vms", "virt-launcher-" + vm, {{"compute", gpus}}, w.resource());
+        w_.kubelet().AdmitPod("vms", "virt-launcher-" + vm, {{"compute", gpus}}, w_.resource());
     if (!pod.ok())
       return Internal("kubelet could not admit " + vm + ": " + pod.status.error_message());
     const auto& container = pod.response.containers.at(0);
-    vm_devices[vm] = container.device_ids;
+    devices_[vm] = container.device_ids;
     const auto& envs = container.allocate_response.envs();
     const auto env = envs.find("PCI_RESOURCE_NVIDIA_COM_GH100_H100_SXM5_80GB");
     if (env == envs.end() || env->second != Join(container.device_ids)) {
       return Internal("KubeVirt's environment variable is missing or wrong");
     }
-    GFP_ASSIGN_OR_RETURN(sm::PartitionId pid, w.PartitionHolding(container.device_ids));
-    vm_partition[vm] = pid;
+    GFP_ASSIGN_OR_RETURN(sm::PartitionId pid, w_.PartitionHolding(container.device_ids));
+    partition_[vm] = pid;
     std::cout << "    " << vm << " got [" << Join(container.device_ids) << "] = partition " << pid
               << "\n";
-    return DemoWorld::Eventually([&]() -> Status {
-      GFP_ASSIGN_OR_RETURN(sm::State state, w.JournalState());
-      for (const auto& [id, a] : state.allocations) {
-        if (a.pod_name == "virt-launcher-" + vm && a.status == sm::AllocationStatus::kBound) {
-          return Status::Ok();
-        }
-      }
-      return Unavailable(vm + "'s pod has not been seen through PodResources yet");
-    });
-  };
-  auto remove = [&](const std::string& vm) -> Status {
-    if (!w.kubelet().DeletePod("vms", "virt-launcher-" + vm)) return NotFound("no pod for " + vm);
-    const sm::PartitionId pid = vm_partition.at(vm);
+    return DemoWorld::Eventually([&]() -> Status { return PodBound(vm); });
+  }
+
+  // The VM's pod is deleted: its partition is released after the grace period.
+  Status Remove(const std::string& vm) {
+    if (!w_.kubelet().DeletePod("vms", "virt-launcher-" + vm)) return NotFound("no pod for " + vm);
+    const sm::PartitionId pid = partition_.at(vm);
     GFP_RETURN_IF_ERROR(DemoWorld::Eventually([&]() -> Status {
-      GFP_ASSIGN_OR_RETURN(auto fm, w.FabricActive());
+      GFP_ASSIGN_OR_RETURN(auto fm, w_.FabricActive());
       if (fm.count(pid)) return Unavailable("partition " + std::to_string(pid) + " still active");
       return Status::Ok();
     }));
     std::cout << "    partition " << pid << " released after the grace period\n";
     // FM changes before the plugin journals the outcome: the journal may lag by a commit.
-    return DemoWorld::Eventually([&] { return w.FabricMatchesJournal(); });
-  };
-  auto deactivations = [&]() -> Result<int> {
-    GFP_ASSIGN_OR_RETURN(auto calls, w.fabric().CallLog());
+    return DemoWorld::Eventually([&] { return w_.FabricMatchesJournal(); });
+  }
+
+  // Each of `vms` still holds the partition of its devices.
+  Status StillHeld(std::initializer_list<const char*> vms) {
+    for (const char* vm : vms) GFP_RETURN_IF_ERROR(w_.PartitionHolding(devices_[vm]).status());
+    return Status::Ok();
+  }
+
+  // How many times the plugin asked Fabric Manager to deactivate a partition.
+  Result<int> Deactivations() {
+    GFP_ASSIGN_OR_RETURN(auto calls, w_.fabric().CallLog());
     int n = 0;
     for (const auto& c : calls) n += c.function == "fmDeactivateFabricPartition";
     return n;
-  };
+  }
 
+ private:
+  Status PodBound(const std::string& vm) {
+    GFP_ASSIGN_OR_RETURN(sm::State state, w_.JournalState());
+    for (const auto& [id, a] : state.allocations) {
+      if (a.pod_name == "virt-launcher-" + vm && a.status == sm::AllocationStatus::kBound) {
+        return Status::Ok();
+      }
+    }
+    return Unavailable(vm + "'s pod has not been seen through PodResources yet");
+  }
+
+  DemoWorld& w_;
+  std::map<std::string, std::vector<std::string>> devices_;
+  std::map<std::string, sm::PartitionId> partition_;
+};
+
+Status CrashAndRestart(DemoWorld& w, DemoVms& vms) {
+  GFP_ASSIGN_OR_RETURN(const int before, vms.Deactivations());
+  GFP_RETURN_IF_ERROR(w.CrashPlugin());
+  GFP_RETURN_IF_ERROR(w.StartPlugin());
+  GFP_RETURN_IF_ERROR(w.WaitRegisteredAndHealthy(2));
+  GFP_RETURN_IF_ERROR(vms.StillHeld({"vm-a", "vm-b", "vm-c"}));
+  GFP_ASSIGN_OR_RETURN(int after, vms.Deactivations());
+  if (after != before) return Internal("a partition was deactivated");
+  return w.FabricMatchesJournal();
+}
+
+Status RestartFabricManager(DemoWorld& w, DemoVms& vms) {
+  GFP_RETURN_IF_ERROR(w.fabric().Restart(/*resiliency=*/true));
+  GFP_RETURN_IF_ERROR(DemoWorld::Eventually([&]() -> Status {
+    GFP_ASSIGN_OR_RETURN(auto mode, w.fabric().GetMode());
+    if (mode != fmsim::Mode::kRunning)
+      return Unavailable("Fabric Manager still waits for its resync");
+    return Status::Ok();
+  }));
+  GFP_RETURN_IF_ERROR(DemoWorld::Eventually([&] { return w.FabricMatchesJournal(); }));
+  return vms.StillHeld({"vm-b", "vm-c"});
+}
+
+Status RefuseGpusOfNoPartition(DemoWorld& w) {
+  v1beta1::AllocateRequest request;
+  auto* c = request.add_container_requests();
+  c->add_devices_ids(w.node().gpus[0].bdf);
+  c->add_devices_ids(w.node().gpus[1].bdf);
+  c->add_devices_ids(w.node().gpus[2].bdf);
+  GFP_ASSIGN_OR_RETURN(auto before, w.FabricActive());
+  auto outcome = w.kubelet().Allocate(w.resource(), request);
+  if (outcome.ok()) return Internal("a 3-GPU request was granted");
+  std::cout << "    refused: " << outcome.status.error_message() << "\n";
+  GFP_ASSIGN_OR_RETURN(auto after, w.FabricActive());
+  if (after != before) return Internal("Fabric Manager's active set changed");
+  return Status::Ok();
+}
+
+// The day, step by step; the script stops at the first step that misbehaves.
+void RunDay(Script& s, DemoWorld& w, DemoVms& vms) {
   s.Step("the plugin starts (serve, Fabric Manager on) and registers with kubelet", [&] {
     GFP_RETURN_IF_ERROR(w.StartPlugin());
     return w.WaitRegisteredAndHealthy(1);
   });
   s.Step("vm-a asks for 2 GPUs: they form one partition, active before the VM starts",
-         [&] { return admit("vm-a", 2); });
-  s.Step("vm-b asks for 4 GPUs", [&] { return admit("vm-b", 4); });
-  s.Step("vm-c asks for 1 GPU", [&] { return admit("vm-c", 1); });
-  int deactivations_before_crash = 0;
-  s.Step("the plugin crashes (SIGKILL) and restarts; no running VM loses its partition", [&] {
-    GFP_ASSIGN_OR_RETURN(deactivations_before_crash, deactivations());
-    GFP_RETURN_IF_ERROR(w.CrashPlugin());
-    GFP_RETURN_IF_ERROR(w.StartPlugin());
-    GFP_RETURN_IF_ERROR(w.WaitRegisteredAndHealthy(2));
-    for (const auto& vm : {"vm-a", "vm-b", "vm-c"}) {
-      GFP_RETURN_IF_ERROR(w.PartitionHolding(vm_devices[vm]).status());
-    }
-    GFP_ASSIGN_OR_RETURN(int after, deactivations());
-    if (after != deactivations_before_crash) return Internal("a partition was deactivated");
-    return w.FabricMatchesJournal();
-  });
+         [&] { return vms.Admit("vm-a", 2); });
+  s.Step("vm-b asks for 4 GPUs", [&] { return vms.Admit("vm-b", 4); });
+  s.Step("vm-c asks for 1 GPU", [&] { return vms.Admit("vm-c", 1); });
+  s.Step("the plugin crashes (SIGKILL) and restarts; no running VM loses its partition",
+         [&] { return CrashAndRestart(w, vms); });
   s.Step("vm-a is deleted: its partition is released once its devices are unused",
-         [&] { return remove("vm-a"); });
-  s.Step("Fabric Manager restarts in resiliency mode: the plugin hands it the active set", [&] {
-    GFP_RETURN_IF_ERROR(w.fabric().Restart(/*resiliency=*/true));
-    GFP_RETURN_IF_ERROR(DemoWorld::Eventually([&]() -> Status {
-      GFP_ASSIGN_OR_RETURN(auto mode, w.fabric().GetMode());
-      if (mode != fmsim::Mode::kRunning)
-        return Unavailable("Fabric Manager still waits for its resync");
-      return Status::Ok();
-    }));
-    GFP_RETURN_IF_ERROR(DemoWorld::Eventually([&] { return w.FabricMatchesJournal(); }));
-    for (const auto& vm : {"vm-b", "vm-c"}) {
-      GFP_RETURN_IF_ERROR(w.PartitionHolding(vm_devices[vm]).status());
-    }
-    return Status::Ok();
-  });
+         [&] { return vms.Remove("vm-a"); });
+  s.Step("Fabric Manager restarts in resiliency mode: the plugin hands it the active set",
+         [&] { return RestartFabricManager(w, vms); });
   s.Step("kubelet restarts (sockets wiped): the plugin notices and registers again", [&] {
     const int before = w.kubelet().Resource(w.resource())->registrations;
     GFP_RETURN_IF_ERROR(w.kubelet().Restart());
     return w.WaitRegisteredAndHealthy(before + 1);
   });
   s.Step("vm-b and vm-c are deleted: both partitions are released", [&] {
-    GFP_RETURN_IF_ERROR(remove("vm-b"));
-    return remove("vm-c");
+    GFP_RETURN_IF_ERROR(vms.Remove("vm-b"));
+    return vms.Remove("vm-c");
   });
-  s.Step("vm-d asks for all 8 GPUs", [&] { return admit("vm-d", 8); });
-  s.Step("a request for GPUs that form no partition is refused; nothing is activated", [&] {
-    v1beta1::AllocateRequest request;
-    auto* c = request.add_container_requests();
-    c->add_devices_ids(w.node().gpus[0].bdf);
-    c->add_devices_ids(w.node().gpus[1].bdf);
-    c->add_devices_ids(w.node().gpus[2].bdf);
-    GFP_ASSIGN_OR_RETURN(auto before, w.FabricActive());
-    auto outcome = w.kubelet().Allocate(w.resource(), request);
-    if (outcome.ok()) return Internal("a 3-GPU request was granted");
-    std::cout << "    refused: " << outcome.status.error_message() << "\n";
-    GFP_ASSIGN_OR_RETURN(auto after, w.FabricActive());
-    if (after != before) return Internal("Fabric Manager's active set changed");
-    return Status::Ok();
-  });
-  s.Step("vm-d is deleted", [&] { return remove("vm-d"); });
+  s.Step("vm-d asks for all 8 GPUs", [&] { return vms.Admit("vm-d", 8); });
+  s.Step("a request for GPUs that form no partition is refused; nothing is activated",
+         [&] { return RefuseGpusOfNoPartition(w); });
+  s.Step("vm-d is deleted", [&] { return vms.Remove("vm-d"); });
   s.Step("SIGTERM: the plugin stops cleanly", [&]() -> Status {
     GFP_ASSIGN_OR_RETURN(int code, w.StopPlugin());
     if (code != 0) return Internal("serve exited with code " + std::to_string(code));
     return Status::Ok();
   });
+}
 
+// The journal the day left: its history, the final state and a verification. True when all
+// three succeed.
+bool PrintJournal(const DemoWorld& w) {
   JournalQuery query;
   query.path = w.journal_path().string();
   std::cout << "\njournal history (" << query.path << "):\n";
@@ -208,12 +208,53 @@ int RunDemo(const DemoFlags& flags) {
   const int state = PrintState(query);
   std::cout << "\n";
   const int verify = VerifyJournal(query);
-  const bool ok = !s.failed() && history == 0 && state == 0 && verify == 0;
+  return history == 0 && state == 0 && verify == 0;
+}
+
+// --dir, or a fresh temporary directory.
+Result<std::filesystem::path> WorldDir(const DemoFlags& flags) {
+  if (!flags.dir.empty()) return std::filesystem::path(flags.dir);
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "gpu-fabric-demo-XXXXXX").string();
+  if (!::mkdtemp(pattern.data())) return Internal("cannot create a temporary directory");
+  return std::filesystem::path(pattern);
+}
+
+int RunDemo(const DemoFlags& flags) {
+  kubelet::KeepGrpcInitialized();
+  // Before anything is created: without the library there is no demo.
+  auto library = FindSimLibrary(flags.fm_library, process::SelfExecutable(), GFP_SIM_FM_LIBRARY);
+  if (!library.ok()) {
+    std::cerr << "error: " << library.status().message() << "\n";
+    return 1;
+  }
+  auto dir = WorldDir(flags);
+  if (!dir.ok()) {
+    std::cerr << "error: " << dir.status().message() << "\n";
+    return 1;
+  }
+  DemoOptions options;
+  options.dir = *dir;
+  options.fm_library = *library;
+  std::cout << "gpu-fabric-plugin demo: a day on a simulated HGX H100 node (8 GPUs, NVSwitch)\n"
+            << "  world:      " << dir->string() << "\n"
+            << "  FM library: " << options.fm_library.string() << " (simulated Fabric Manager)\n\n";
+  auto created = DemoWorld::Create(options);
+  if (!created.ok()) {
+    std::cerr << "error: " << created.status().message() << "\n";
+    return 1;
+  }
+  DemoWorld& w = **created;
+  Script s(w);
+  DemoVms vms(w);
+  RunDay(s, w, vms);
+  const bool journal_ok = PrintJournal(w);
+  const bool ok = !s.failed() && journal_ok;
   std::cout << "\ndemo " << (ok ? "passed" : "FAILED") << "\n";
   w.kubelet().Stop();
   if (!flags.keep && flags.dir.empty() && ok) {
     std::error_code ignored;
-    std::filesystem::remove_all(dir, ignored);
+    std::filesystem::remove_all(*dir, ignored);
   }
   return ok ? 0 : 1;
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "common/sm_fixtures.h"
+#include "journal_text/event_summary.h"
 #include "statemachine/event_codec.h"
 #include "statemachine/snapshot.pb.h"
 #include "statemachine/snapshot_codec.h"

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/sm_fixtures.h"
-#include "statemachine/event_codec.h"
+#include "journal_text/event_summary.h"
 
 namespace gfp::sm {
 namespace {
