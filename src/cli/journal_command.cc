@@ -15,6 +15,7 @@
 #include "common/strings.h"
 #include "common/text_escape.h"
 #include "engine/engine.h"
+#include "journal_text/event_summary.h"
 #include "statemachine/apply.h"
 #include "statemachine/event_codec.h"
 #include "statemachine/invariants.h"

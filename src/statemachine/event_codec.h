@@ -7,11 +7,6 @@
 #include "common/status.h"
 #include "statemachine/events.pb.h"
 
-// TRANSITIONAL: keeps sm::SummarizeEvent visible to src/plugin/core/plugin_core.cc and
-// src/cli/journal_command.cc, edited by others this round. Remove once both include
-// journal_text/event_summary.h themselves.
-#include "journal_text/event_summary.h"  // IWYU pragma: keep
-
 namespace gfp::sm {
 
 // The event's type name as journaled: the oneof case in UpperCamelCase ("AllocationGranted").

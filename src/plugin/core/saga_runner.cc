@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/strings.h"
+#include "journal_text/event_summary.h"
 #include "plugin/core/log_scope.h"
 #include "plugin/core/log_text.h"
 #include "plugin/metrics/metrics_registry.h"
