@@ -218,10 +218,11 @@ class FigureSet {
       const Figure& f = figures_[i];
       const double ratio = RatioOf(f);
       out << (i == 0 ? "\n" : ",\n") << "  {\"id\": \"" << JsonEscape(f.id) << "\", \"name\": \""
-          << JsonEscape(f.name) << "\", \"value\": " << Fmt("%.9g", f.value) << ", \"unit\": \""
-          << JsonEscape(f.unit) << "\", \"goal\": \"" << GoalName(f.goal)
+          << JsonEscape(f.name)
+          << "\", \"value\": " << (std::isfinite(f.value) ? Fmt("%.9g", f.value) : "null")
+          << ", \"unit\": \"" << JsonEscape(f.unit) << "\", \"goal\": \"" << GoalName(f.goal)
           << "\", \"target\": " << Fmt("%.9g", f.target)
-          << ", \"ratio\": " << (std::isnan(ratio) ? "null" : Fmt("%.6g", ratio))
+          << ", \"ratio\": " << (!std::isfinite(ratio) ? "null" : Fmt("%.6g", ratio))
           << ", \"verdict\": \"" << VerdictOf(f) << "\", \"note\": \"" << JsonEscape(f.note)
           << "\", \"bench\": \"" << JsonEscape(f.bench) << "\"}";
     }
