@@ -781,96 +781,116 @@ AllocateRun RunSuperseding(const fs::path& dir, const AllocateOptions& o, Baseli
   return run;
 }
 
+// What one medium's runs come to.
+struct AllocateSummary {
+  std::string label;
+  double commit = 0;      // median latency of one baseline commit
+  double commit_cpu = 0;  // median CPU of one baseline commit
+  double fresh_med = 0;
+  double sup_med = 0;
+  double fresh_beyond = 0;  // serve CPU per fresh Allocate beyond its commits
+  double sup_beyond = 0;
+  double in_commits = 0;  // commits per fresh Allocate x commit latency
+  double rest = 0;        // fresh median minus commits, an empty round trip and the FM call
+  double floor = 0;       // what the fresh median would be without the rest, in commits
+
+  AllocateSummary(const AllocateOptions& o, const CommitBaseline& commits, const AllocateRun& fresh,
+                  const AllocateRun& supersede, const RoundTrip& rtt)
+      : label(o.label),
+        commit(commits.Median()),
+        commit_cpu(commits.CpuMedian()),
+        fresh_med(Percentile(fresh.latency_us, 0.5)),
+        sup_med(Percentile(supersede.latency_us, 0.5)),
+        fresh_beyond(fresh.CpuPerCall() - fresh.CommitsPerCall() * commit_cpu),
+        sup_beyond(supersede.CpuPerCall() - supersede.CommitsPerCall() * commit_cpu),
+        in_commits(fresh.CommitsPerCall() * commit),
+        rest(fresh_med - in_commits - rtt.latency_us - o.fm.activate_us),
+        floor((in_commits + rtt.latency_us + o.fm.activate_us) / commit) {}
+};
+
+void PrintAllocateRows(const AllocateSummary& m, const AllocateOptions& o,
+                       const CommitBaseline& commits, const AllocateRun& fresh,
+                       const AllocateRun& supersede, const RoundTrip& rtt, double stat_vs_clock) {
+  const std::string tag = "[" + m.label + "] ";
+  auto per_call = [](const AllocateRun& r) {
+    return Fmt("%.2f", r.CommitsPerCall()) + "/" +
+           Fmt("%.2f", static_cast<double>(r.events) / r.Calls());
+  };
+  Row(tag + "durable 1-row SQLite commit, median / p99",
+      Fmt("%.1f", m.commit) + "/" + Fmt("%.1f us", Percentile(commits.wall_us, 0.99)),
+      Fmt("baseline, WAL+FULL, same dir; CPU %.1f us/commit", m.commit_cpu));
+  Row(tag + "Allocate+FM gRPC (binary), fresh, median / p99",
+      Fmt("%.1f", m.fresh_med) + "/" + Fmt("%.1f us", Percentile(fresh.latency_us, 0.99)),
+      Fmt("%.2fx commit", m.fresh_med / m.commit) + (m.label != "disk" ? " (no-I/O overhead)"
+                                                     : m.fresh_med / m.commit <= 2.5
+                                                         ? " (<= 2.5x: met)"
+                                                         : " (<= 2.5x: MISSED)"));
+  Row(tag + "Allocate+FM gRPC (binary), superseding, median / p99",
+      Fmt("%.1f", m.sup_med) + "/" + Fmt("%.1f us", Percentile(supersede.latency_us, 0.99)),
+      Fmt("%.2fx commit", m.sup_med / m.commit) + " (release + deact + act)");
+  Row(tag + "  commits / events per Allocate (fresh; superseding)",
+      per_call(fresh) + "; " + per_call(supersede), "from the journal: distinct event times");
+  Row(tag + "serve CPU per Allocate, fresh (idle taken out)", Fmt("%.0f us", fresh.CpuPerCall()),
+      Fmt("idle %.0f us/s; ", fresh.idle_cpu_per_second) +
+          Fmt("stat/clock %.2f over the run", stat_vs_clock));
+  Row(tag + "serve CPU per Allocate beyond commits, fresh", Fmt("%.0f us", m.fresh_beyond),
+      std::string("<= 300 us: ") + (m.fresh_beyond <= 300 ? "met" : "MISSED"));
+  Row(tag + "serve CPU per Allocate beyond commits, superseding", Fmt("%.0f us", m.sup_beyond),
+      Fmt("idle %.0f us/s", supersede.idle_cpu_per_second));
+  Row(tag + "breakdown: commits x commit latency", Fmt("%.0f us", m.in_commits),
+      Fmt("%.2f commits", fresh.CommitsPerCall()) + Fmt(" x %.0f us", m.commit));
+  Row(tag + "breakdown: one empty gRPC round trip", Fmt("%.0f us", rtt.latency_us),
+      Fmt("GetDevicePluginOptions; serve CPU %.0f us", rtt.cpu_us));
+  Row(tag + "breakdown: the FM call (zero-latency sim)", Fmt("%.1f us", o.fm.activate_us),
+      Fmt("fmActivateFabricPartition alone; deact %.1f us", o.fm.deactivate_us));
+  Row(tag + "breakdown: the rest (the plugin's own work)", Fmt("%.0f us", m.rest),
+      Fmt("floor without it: %.2fx commit", m.floor) +
+          (m.rest < 0 ? "; < 0: the disk's commits varied (noise)" : ""));
+}
+
 void AllocateFigure(const std::string& id, const std::string& name, double value,
                     const std::string& unit, const std::string& note) {
   gfp::bench::Figures().Add(Figure{id, name, value, unit, Goal::kReport, 0, note, ""});
 }
 
-// Rows and figures of one medium. On disk the SPEC §7 figures; on tmpfs context only.
-void ReportAllocate(const AllocateOptions& o, const CommitBaseline& commits,
-                    const AllocateRun& fresh, const AllocateRun& supersede, const RoundTrip& rtt,
-                    double stat_vs_clock) {
-  const std::string& l = o.label;
-  const std::string tag = "[" + l + "] ";
-  const double commit = commits.Median();
-  const double commit_cpu = commits.CpuMedian();
-  const double fresh_med = Percentile(fresh.latency_us, 0.5);
-  const double sup_med = Percentile(supersede.latency_us, 0.5);
-  const double fresh_beyond = fresh.CpuPerCall() - fresh.CommitsPerCall() * commit_cpu;
-  const double sup_beyond = supersede.CpuPerCall() - supersede.CommitsPerCall() * commit_cpu;
-  Row(tag + "durable 1-row SQLite commit, median / p99",
-      Fmt("%.1f", commit) + "/" + Fmt("%.1f us", Percentile(commits.wall_us, 0.99)),
-      Fmt("baseline, WAL+FULL, same dir; CPU %.1f us/commit", commit_cpu));
-  Row(tag + "Allocate+FM gRPC (binary), fresh, median / p99",
-      Fmt("%.1f", fresh_med) + "/" + Fmt("%.1f us", Percentile(fresh.latency_us, 0.99)),
-      Fmt("%.2fx commit", fresh_med / commit) +
-          (l == "disk" ? (fresh_med / commit <= 2.5 ? " (<= 2.5x: met)" : " (<= 2.5x: MISSED)")
-                       : " (no-I/O overhead)"));
-  Row(tag + "Allocate+FM gRPC (binary), superseding, median / p99",
-      Fmt("%.1f", sup_med) + "/" + Fmt("%.1f us", Percentile(supersede.latency_us, 0.99)),
-      Fmt("%.2fx commit", sup_med / commit) + " (release + deact + act)");
-  Row(tag + "  commits / events per Allocate (fresh; superseding)",
-      Fmt("%.2f", fresh.CommitsPerCall()) + "/" +
-          Fmt("%.2f", static_cast<double>(fresh.events) / fresh.Calls()) + "; " +
-          Fmt("%.2f", supersede.CommitsPerCall()) + "/" +
-          Fmt("%.2f", static_cast<double>(supersede.events) / supersede.Calls()),
-      "from the journal: distinct event times");
-  Row(tag + "serve CPU per Allocate, fresh (idle taken out)", Fmt("%.0f us", fresh.CpuPerCall()),
-      Fmt("idle %.0f us/s; ", fresh.idle_cpu_per_second) +
-          Fmt("stat/clock %.2f over the run", stat_vs_clock));
-  Row(tag + "serve CPU per Allocate beyond commits, fresh", Fmt("%.0f us", fresh_beyond),
-      std::string("<= 300 us: ") + (fresh_beyond <= 300 ? "met" : "MISSED"));
-  Row(tag + "serve CPU per Allocate beyond commits, superseding", Fmt("%.0f us", sup_beyond),
-      Fmt("idle %.0f us/s", supersede.idle_cpu_per_second));
-  // Where the time of one fresh Allocate goes.
-  const double in_commits = fresh.CommitsPerCall() * commit;
-  const double rest = fresh_med - in_commits - rtt.latency_us - o.fm.activate_us;
-  Row(tag + "breakdown: commits x commit latency", Fmt("%.0f us", in_commits),
-      Fmt("%.2f commits", fresh.CommitsPerCall()) + Fmt(" x %.0f us", commit));
-  Row(tag + "breakdown: one empty gRPC round trip", Fmt("%.0f us", rtt.latency_us),
-      Fmt("GetDevicePluginOptions; serve CPU %.0f us", rtt.cpu_us));
-  Row(tag + "breakdown: the FM call (zero-latency sim)", Fmt("%.1f us", o.fm.activate_us),
-      Fmt("fmActivateFabricPartition alone; deact %.1f us", o.fm.deactivate_us));
-  Row(tag + "breakdown: the rest (the plugin's own work)", Fmt("%.0f us", rest),
-      Fmt("floor without it: %.2fx commit",
-          (in_commits + rtt.latency_us + o.fm.activate_us) / commit) +
-          (rest < 0 ? "; < 0: the disk's commits varied (noise)" : ""));
-
-  const std::string p = "allocate_" + l + "_";
-  if (l == "disk") {
+// On disk the SPEC §7 figures; on both media the context (ids allocate_<medium>_...).
+void AddAllocateFigures(const AllocateSummary& m, const AllocateOptions& o,
+                        const AllocateRun& fresh, const AllocateRun& supersede,
+                        const RoundTrip& rtt) {
+  const std::string p = "allocate_" + m.label + "_";
+  const std::string tag = "[" + m.label + "] ";
+  if (m.label == "disk") {
     gfp::bench::Figures().Add(gfp::bench::Spec7Figure(
-        "allocate_disk_vs_commit", fresh_med / commit,
-        Fmt("fresh activation, median %.0f us", fresh_med) + Fmt(" / commit %.0f us", commit) +
+        "allocate_disk_vs_commit", m.fresh_med / m.commit,
+        Fmt("fresh activation, median %.0f us", m.fresh_med) + Fmt(" / commit %.0f us", m.commit) +
             Fmt(", %.0f calls", fresh.Calls())));
     gfp::bench::Figures().Add(gfp::bench::Spec7Figure(
-        "allocate_cpu_beyond_commits_us", fresh_beyond,
+        "allocate_cpu_beyond_commits_us", m.fresh_beyond,
         Fmt("disk, fresh: serve CPU %.0f us", fresh.CpuPerCall()) +
-            Fmt(" - %.2f commits", fresh.CommitsPerCall()) + Fmt(" x %.1f us CPU", commit_cpu)));
+            Fmt(" - %.2f commits", fresh.CommitsPerCall()) + Fmt(" x %.1f us CPU", m.commit_cpu)));
+  } else {
+    AllocateFigure(p + "cpu_beyond_commits_us", tag + "CPU per Allocate beyond commits",
+                   m.fresh_beyond, "us", Fmt("fresh; serve CPU %.0f us", fresh.CpuPerCall()));
   }
-  AllocateFigure("commit_" + l + "_us", "[" + l + "] durable 1-row commit, median", commit, "us",
-                 Fmt("CPU %.1f us/commit", commit_cpu));
-  AllocateFigure(p + "fresh_median_us", "[" + l + "] Allocate (binary), fresh, median", fresh_med,
-                 "us", Fmt("%.2fx commit", fresh_med / commit));
-  AllocateFigure(p + "supersede_vs_commit", "[" + l + "] Allocate (binary), superseding",
-                 sup_med / commit, "x commit", Fmt("median %.0f us", sup_med));
-  AllocateFigure(p + "commits_per_call", "[" + l + "] commits per fresh Allocate",
-                 fresh.CommitsPerCall(), "commits", "distinct event times in the journal");
-  if (l != "disk") {
-    AllocateFigure(p + "cpu_beyond_commits_us", "[" + l + "] CPU per Allocate beyond commits",
-                   fresh_beyond, "us", "fresh");
-  }
+  AllocateFigure("commit_" + m.label + "_us", tag + "durable 1-row commit, median", m.commit, "us",
+                 Fmt("CPU %.1f us/commit", m.commit_cpu));
+  AllocateFigure(p + "fresh_median_us", tag + "Allocate (binary), fresh, median", m.fresh_med, "us",
+                 Fmt("%.2fx commit", m.fresh_med / m.commit));
+  AllocateFigure(p + "supersede_vs_commit", tag + "Allocate (binary), superseding",
+                 m.sup_med / m.commit, "x commit", Fmt("median %.0f us", m.sup_med));
+  AllocateFigure(p + "commits_per_call", tag + "commits per fresh Allocate", fresh.CommitsPerCall(),
+                 "commits", "distinct event times in the journal");
   AllocateFigure(p + "supersede_cpu_beyond_commits_us",
-                 "[" + l + "] CPU per superseding Allocate beyond commits", sup_beyond, "us",
+                 tag + "CPU per superseding Allocate beyond commits", m.sup_beyond, "us",
                  Fmt("%.2f commits", supersede.CommitsPerCall()));
-  AllocateFigure(p + "breakdown_commits_us", "[" + l + "] breakdown: commits x commit", in_commits,
+  AllocateFigure(p + "breakdown_commits_us", tag + "breakdown: commits x commit", m.in_commits,
                  "us", "");
-  AllocateFigure(p + "breakdown_grpc_us", "[" + l + "] breakdown: empty gRPC round trip",
-                 rtt.latency_us, "us", "");
-  AllocateFigure(p + "breakdown_fm_us", "[" + l + "] breakdown: FM call (zero-latency sim)",
+  AllocateFigure(p + "breakdown_grpc_us", tag + "breakdown: empty gRPC round trip", rtt.latency_us,
+                 "us", Fmt("serve CPU %.0f us per call", rtt.cpu_us));
+  AllocateFigure(p + "breakdown_fm_us", tag + "breakdown: FM call (zero-latency sim)",
                  o.fm.activate_us, "us", "");
-  AllocateFigure(p + "breakdown_rest_us", "[" + l + "] breakdown: the rest", rest, "us",
-                 Fmt("floor without it %.2fx commit",
-                     (in_commits + rtt.latency_us + o.fm.activate_us) / commit));
+  AllocateFigure(p + "breakdown_rest_us", tag + "breakdown: the rest", m.rest, "us",
+                 Fmt("floor without it %.2fx commit", m.floor));
 }
 
 void BenchAllocate(const fs::path& work, const AllocateOptions& o) {
@@ -887,7 +907,9 @@ void BenchAllocate(const fs::path& work, const AllocateOptions& o) {
   double stat_vs_clock = 0;
   const AllocateRun fresh = RunFresh(dir / "fresh", o, baseline, commits, &rtt, &stat_vs_clock);
   const AllocateRun supersede = RunSuperseding(dir / "supersede", o, baseline, commits);
-  ReportAllocate(o, commits, fresh, supersede, rtt, stat_vs_clock);
+  const AllocateSummary summary(o, commits, fresh, supersede, rtt);
+  PrintAllocateRows(summary, o, commits, fresh, supersede, rtt, stat_vs_clock);
+  AddAllocateFigures(summary, o, fresh, supersede, rtt);
   std::printf(
       "  (%d timed calls per case; CPU of the serve process alone (process CPU clock = "
       "/proc/<pid>/stat utime+stime) minus its idle CPU over the same wall time; commit CPU "
