@@ -79,7 +79,8 @@ inline double RatioOf(const Figure& f) {
 inline std::string TargetText(const Figure& f) {
   if (f.goal == Goal::kReport) return "-";
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%s %.6g", f.goal == Goal::kAtMost ? "<=" : ">=", f.target);
+  std::snprintf(buf, sizeof(buf), f.target >= 1000 ? "%s %.0f" : "%s %.6g",
+                f.goal == Goal::kAtMost ? "<=" : ">=", f.target);
   return buf;
 }
 

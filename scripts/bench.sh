@@ -33,7 +33,7 @@ merge="$build_dir/bench/report/bench_figures"
 
 # name, then its arguments for a quick run.
 benches=(
-  "journal/bench_journal|--events 20000 --samples 50"
+  "journal/bench_journal|--quick"
   "statemachine/bench_statemachine|--quick"
   "plugin/bench_plugin|--quick"
   "history/bench_history|--quick"

@@ -2,7 +2,7 @@
 // throughput; --json PATH writes it too); timing never makes it fail (the machines are noisy, so
 // latencies are reported next to a baseline measured in the same run on the same disk).
 //
-//   bench_journal [--json PATH] [--dir DIR] [--events N] [--samples N] [--batch N]
+//   bench_journal [--quick] [--json PATH] [--dir DIR] [--events N] [--samples N] [--batch N]
 //                 [--payload-bytes N] [--keep]
 //
 // 1. durable single-event Append latency vs a raw single-row SQLite INSERT commit (same pragmas)
@@ -104,6 +104,7 @@ int main(int argc, char** argv) {
   std::uint64_t batch = 1000;
   std::size_t payload_bytes = 64;
   bool keep = false;
+  bool quick = false;
   app.add_option("--dir", dir_flag, "directory on the disk to measure (default: a temp dir)");
   app.add_option("--json", json_path, "also write the figures to this file as JSON");
   app.add_option("--events", events, "events in the large journal")->check(CLI::PositiveNumber);
@@ -111,7 +112,12 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch, "events per batched append")->check(CLI::PositiveNumber);
   app.add_option("--payload-bytes", payload_bytes, "payload size of each event");
   app.add_flag("--keep", keep, "keep the benchmark files");
+  app.add_flag("--quick", quick, "tiny run: 20,000 events, 50 samples");
   CLI11_PARSE(app, argc, argv);
+  if (quick) {
+    events = std::min<std::uint64_t>(events, 20'000);
+    samples = std::min(samples, 50);
+  }
 
   const std::filesystem::path base =
       dir_flag.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(dir_flag);
@@ -213,7 +219,7 @@ int main(int argc, char** argv) {
       "reference; not on the start-up path");
   std::printf("\n(checksum %llu)\n", static_cast<unsigned long long>(checksum));
   gfp::bench::Figures().Print();
-  if (!json_path.empty()) gfp::bench::Figures().WriteJson(json_path, false);
+  if (!json_path.empty()) gfp::bench::Figures().WriteJson(json_path, quick);
 
   reader.reset();
   if (!keep) {
