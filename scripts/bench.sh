@@ -2,27 +2,30 @@
 # Runs every benchmark in one run and prints the one SPEC §7 table (value, target, ratio,
 # verdict), merged from the --json file each benchmark writes; the JSON files are kept so runs can
 # be compared.
-#   scripts/bench.sh [--quick] [--build DIR] [--out DIR] [--dir DIR]
+#   scripts/bench.sh [--quick] [--build DIR] [--out DIR] [--dir DIR] [--compare OLD_OUT_DIR]
 #     --quick   tiny run of each benchmark (seconds, not minutes; the figures mean little)
-#     --build   the build directory (default build/; the benchmarks must be built)
+#     --build   the build directory (default: build/ of this checkout; the benchmarks must be built)
 #     --out     where the JSON files and the table go (default: a new bench-results-<time>/ in
 #               the current directory)
 #     --dir     the directory whose disk the benchmarks measure (default: their temp dir)
+#     --compare the --out directory of an earlier run: also prints both runs side by side
 # A benchmark that is not built is skipped; its figures show as "not run".
 set -euo pipefail
-cd "$(dirname "$0")/.."
+root="$(cd "$(dirname "$0")/.." && pwd)"
 
-build_dir=build
+build_dir="$root/build"
 out_dir="bench-results-$(date -u +%Y%m%dT%H%M%SZ)"
 quick=0
 disk_args=()
+compare_dir=""
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
     --build) build_dir="$2"; shift ;;
     --out) out_dir="$2"; shift ;;
     --dir) disk_args=(--dir "$2"); shift ;;
-    *) echo "usage: $0 [--quick] [--build DIR] [--out DIR] [--dir DIR]" >&2; exit 2 ;;
+    --compare) compare_dir="$2"; shift ;;
+    *) echo "usage: $0 [--quick] [--build DIR] [--out DIR] [--dir DIR] [--compare OLD_OUT_DIR]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -61,5 +64,9 @@ done
 
 echo
 "$merge" "${jsons[@]}" | tee "$out_dir/spec7.md"
+if [[ -n "$compare_dir" ]]; then
+  echo
+  "$merge" --before "$compare_dir"/*.json --after "${jsons[@]}" | tee "$out_dir/compare.md"
+fi
 echo
 echo "(JSON, each benchmark's output and this table: $out_dir/)"

@@ -1,8 +1,10 @@
 // Merges the figure files the benchmarks write with --json into one table: every SPEC §7 figure
 // in SPEC order (a figure no file has is listed as "not run", with the benchmark that measures
-// it), then every other figure, file by file.
+// it), then every other figure, file by file. With --before/--after, one table of two runs: the
+// value of each figure in both, the change, and the after run's ratio and verdict.
 //
 //   bench_figures FILE.json...
+//   bench_figures --before FILE.json... --after FILE.json...
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -50,17 +52,9 @@ std::vector<Figure> ReadFigures(const std::string& path) {
   return out;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s FILE.json...\n", argv[0]);
-    return 2;
-  }
-  std::vector<Figure> all;
-  for (int i = 1; i < argc; ++i) {
-    for (Figure& f : ReadFigures(argv[i])) all.push_back(std::move(f));
-  }
+// Every SPEC §7 figure in SPEC order (one "not run" row for a figure none of `all` has), then
+// the other figures as they come.
+std::vector<Figure> Merged(const std::vector<Figure>& all) {
   std::vector<Figure> table;
   for (const auto& entry : gfp::bench::Spec7Catalogue()) {
     bool found = false;
@@ -82,7 +76,76 @@ int main(int argc, char** argv) {
       table.push_back(std::move(shown));
     }
   }
+  return table;
+}
+
+std::vector<Figure> ReadAll(const std::vector<std::string>& paths) {
+  std::vector<Figure> all;
+  for (const std::string& path : paths) {
+    for (Figure& f : ReadFigures(path)) all.push_back(std::move(f));
+  }
+  return all;
+}
+
+// The newest figure with `id` in `figures` (NaN value when there is none).
+double ValueOf(const std::vector<Figure>& figures, const std::string& id) {
+  double value = std::nan("");
+  for (const Figure& f : figures) {
+    if (f.id == id) value = f.value;
+  }
+  return value;
+}
+
+// One row per figure of `after` (merged), with its value in `before` and the change.
+void PrintComparison(const std::vector<Figure>& before, const std::vector<Figure>& after) {
+  std::printf("SPEC §7 figures, before and after (ratio and verdict: after)\n\n");
+  std::printf("| %-60s | %12s | %12s | %8s | %-11s | %12s | %7s | %-8s |\n", "figure", "before",
+              "after", "change", "unit", "target", "ratio", "verdict");
+  std::printf(
+      "|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(62, '-').c_str(), std::string(14, '-').c_str(),
+      std::string(14, '-').c_str(), std::string(10, '-').c_str(), std::string(13, '-').c_str(),
+      std::string(14, '-').c_str(), std::string(9, '-').c_str(), std::string(10, '-').c_str());
+  for (const Figure& f : Merged(after)) {
+    const double old_value = ValueOf(before, f.id);
+    const double change = (f.value - old_value) / std::fabs(old_value) * 100;
+    const double ratio = gfp::bench::RatioOf(f);
+    std::printf("| %-60s | %12s | %12s | %8s | %-11s | %12s | %7s | %-8s |\n", f.name.c_str(),
+                gfp::bench::ValueText(old_value).c_str(), gfp::bench::ValueText(f.value).c_str(),
+                std::isfinite(change) ? gfp::bench::Fmt("%+.0f%%", change).c_str() : "-",
+                f.unit.c_str(), gfp::bench::TargetText(f).c_str(),
+                std::isfinite(ratio) ? gfp::bench::Fmt("%.2fx", ratio).c_str() : "-",
+                gfp::bench::VerdictOf(f).c_str());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> before;
+  std::vector<std::string> after;
+  std::vector<std::string>* into = &after;
+  bool compare = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--before" || arg == "--after") {
+      compare = true;
+      into = arg == "--before" ? &before : &after;
+    } else {
+      into->push_back(arg);
+    }
+  }
+  if (after.empty() || (compare && before.empty())) {
+    std::fprintf(stderr,
+                 "usage: %s FILE.json...\n"
+                 "       %s --before FILE.json... --after FILE.json...\n",
+                 argv[0], argv[0]);
+    return 2;
+  }
+  if (compare) {
+    PrintComparison(ReadAll(before), ReadAll(after));
+    return 0;
+  }
   std::printf("SPEC §7 figures (ratio = value / target; rows below the catalogue are context)\n\n");
-  gfp::bench::PrintFigureTable(table);
+  gfp::bench::PrintFigureTable(Merged(ReadAll(after)));
   return 0;
 }
