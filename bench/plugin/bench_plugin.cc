@@ -2,7 +2,8 @@
 // measured (value, target, ratio, verdict); timing never makes it fail.
 //
 //   bench_plugin [--quick] [--json PATH] [--dir DIR] [--samples N] [--gpa-samples N]
-//                [--steady-seconds S] [--cold-events N] [--log-level L] [--no-tmpfs] [--keep]
+//                [--steady-seconds S] [--cold-events N] [--log-level L] [--release-interval D]
+//                [--no-tmpfs] [--keep]
 //
 // Everything runs for real: fake sysfs/dev trees (sim/node), the simulated Fabric Manager
 // (libnvfm-sim.so, loaded through dlopen like libnvfm.so.1), the fake kubelet (real gRPC over
@@ -14,9 +15,9 @@
 //    synchronous=FULL) in the same directory, measured before and interleaved with every call
 //    (target: median <= 2.5x the commit):
 //      a. fresh activation: 1-GPU and 2-GPU partitions alternating; serve runs with
-//         --reconcile-interval=10ms --release-grace=1ms and the benchmark waits (not timed),
-//         following the journal, until the plugin released and deactivated the allocation, so
-//         each call is intent commit -> FM activate -> outcome commit;
+//         --reconcile-interval=10ms (--release-interval) --release-grace=1ms and the benchmark
+//         waits (not timed), following the journal, until the plugin released and deactivated the
+//         allocation, so each call is intent commit -> FM activate -> outcome commit;
 //      b. superseding (another serve process, 24 h grace): a 2-GPU partition and a 1-GPU
 //         partition inside it alternating, so each call also releases the previous allocation
 //         and deactivates its partition first (3 commits, 2 FM calls).
@@ -726,6 +727,7 @@ struct AllocateOptions {
   std::string label;  // "disk" or "tmpfs"
   int samples = 300;
   double idle_seconds = 1;
+  std::string release_interval = "10ms";  // serve's --reconcile-interval for fresh activation
   FmCallCost fm;
 };
 
@@ -734,7 +736,7 @@ struct AllocateOptions {
 // call is intent commit -> FM activate -> outcome commit.
 AllocateRun RunFresh(const fs::path& dir, const AllocateOptions& o, BaselineDb& baseline,
                      CommitBaseline& commits, RoundTrip* round_trip, double* stat_vs_clock) {
-  ServeUnderTest t(dir, {"--reconcile-interval=10ms", "--release-grace=1ms"});
+  ServeUnderTest t(dir, {"--reconcile-interval=" + o.release_interval, "--release-grace=1ms"});
   std::vector<std::vector<std::string>> ones;
   std::vector<std::vector<std::string>> twos;
   t.journal().PartitionsBySize(ones, twos);
@@ -1079,6 +1081,7 @@ int main(int argc, char** argv) {
   bool keep = false;
   bool no_tmpfs = false;
   std::uint64_t cold_events = 1'000'000;
+  AllocateOptions allocate;
   app.add_option("--dir", dir_flag, "directory on the disk to measure (default: a temp dir)");
   app.add_option("--json", json_path, "also write the figures to this file as JSON");
   app.add_option("--samples", samples, "timed Allocate calls per case")->check(CLI::PositiveNumber);
@@ -1092,6 +1095,8 @@ int main(int argc, char** argv) {
   app.add_flag("--keep", keep, "keep the benchmark files");
   app.add_option("--cold-events", cold_events, "events in the cold-start journal")
       ->check(CLI::PositiveNumber);
+  app.add_option("--release-interval", allocate.release_interval,
+                 "serve's --reconcile-interval in the fresh-activation run (releases)");
   app.add_flag("--no-tmpfs", no_tmpfs, "skip the Allocate run on /dev/shm (overhead without I/O)");
   CLI11_PARSE(app, argc, argv);
   double settle = 3;
@@ -1120,7 +1125,6 @@ int main(int argc, char** argv) {
   }
   std::printf("  (simulated FM state files in %s)\n",
               g_fm_state_dir.empty() ? "the work dir" : g_fm_state_dir.c_str());
-  AllocateOptions allocate;
   allocate.samples = samples;
   allocate.idle_seconds = idle_seconds;
   allocate.fm = MeasurePrivateFmCalls(work, std::max(samples, 100));
