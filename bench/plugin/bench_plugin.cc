@@ -363,7 +363,7 @@ void BenchPreferred(const fs::path& work, int samples) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 3. Steady state of the real binary.
+// The real binary: /proc samples, start, stop (for 1, 3 and 4).
 
 struct ProcSample {
   double rss_mib = 0;
@@ -920,6 +920,9 @@ void BenchAllocate(const fs::path& work, const AllocateOptions& o) {
       "from CLOCK_THREAD_CPUTIME_ID)\n",
       o.samples);
 }
+
+// ---------------------------------------------------------------------------------------------
+// 3. Steady state of the real binary.
 
 void BenchSteadyState(const fs::path& work, double seconds, double settle) {
   const Node node = MakeNode(work / "steady", gfp::sim::NodePreset::kHgxH100, "h100");
