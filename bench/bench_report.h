@@ -1,12 +1,16 @@
-// What every benchmark prints with: percentiles and a markdown table of metric / value / note.
-// Benchmarks report figures and never fail on timing.
+// What every benchmark prints with: percentiles, a markdown table of metric / value / note
+// (Header/Row), and the SPEC §7 figures (Figure/Figures) with target, ratio and verdict, printed
+// as one table and written as JSON (--json PATH) so runs can be compared and merged
+// (bench/report/bench_figures). Benchmarks report figures and never fail on timing.
 #pragma once
 
 #include <errno.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -39,6 +43,203 @@ inline void Row(const std::string& metric, const std::string& value, const std::
 [[noreturn]] inline void Die(const std::string& what) {
   std::fprintf(stderr, "%s: %s\n", program_invocation_short_name, what.c_str());
   std::exit(2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SPEC §7 figures.
+
+// How a figure is judged: value <= target, value >= target, or only reported (no target).
+enum class Goal { kAtMost, kAtLeast, kReport };
+
+struct Figure {
+  std::string id;    // stable key across runs and benches, e.g. "allocate_disk_vs_commit"
+  std::string name;  // what the table prints
+  double value = 0;
+  std::string unit;  // "x commit", "us", "ms", "events/s", "MiB", "% of a core", "bytes"
+  Goal goal = Goal::kReport;
+  double target = 0;  // unused for kReport
+  std::string note;   // how it was measured (samples, basis, what it includes)
+  std::string bench;  // the benchmark that measured it (set by FigureSet::Add)
+};
+
+// "met", "MISSED" or "reported"; "not run" for a NaN value (a merged table's missing figure).
+inline std::string VerdictOf(const Figure& f) {
+  if (std::isnan(f.value)) return "not run";
+  if (f.goal == Goal::kReport) return "reported";
+  const bool met = f.goal == Goal::kAtMost ? f.value <= f.target : f.value >= f.target;
+  return met ? "met" : "MISSED";
+}
+
+// value / target; NaN for a reported figure. Below 1 is good for kAtMost, above 1 for kAtLeast.
+inline double RatioOf(const Figure& f) {
+  if (f.goal == Goal::kReport || f.target == 0) return std::nan("");
+  return f.value / f.target;
+}
+
+inline std::string TargetText(const Figure& f) {
+  if (f.goal == Goal::kReport) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f.target >= 1000 ? "%s %.0f" : "%s %.6g",
+                f.goal == Goal::kAtMost ? "<=" : ">=", f.target);
+  return buf;
+}
+
+// A value with a precision that suits its size (1234567 -> "1234567", 0.0421 -> "0.0421").
+inline std::string ValueText(double v) {
+  if (std::isnan(v)) return "-";
+  const double a = std::fabs(v);
+  return Fmt(a >= 1000 ? "%.0f" : a >= 10 ? "%.1f" : a >= 0.1 ? "%.2f" : "%.4f", v);
+}
+
+// One SPEC §7 row the benches know of, in SPEC order. A merged table lists every one of them,
+// also those no bench of the run measured (another benchmark owns them, or it was not run).
+struct Spec7Entry {
+  const char* id;
+  const char* name;
+  const char* unit;
+  Goal goal;
+  double target;
+  const char* bench;  // where it is measured
+};
+
+inline const std::vector<Spec7Entry>& Spec7Catalogue() {
+  static const std::vector<Spec7Entry> kCatalogue = {
+      {"allocate_disk_vs_commit", "Allocate with FM over gRPC (binary, disk): median / commit",
+       "x commit", Goal::kAtMost, 2.5, "bench_plugin"},
+      {"gpa_inprocess_p99_worst", "GetPreferredAllocation in-process: p99, worst row", "us",
+       Goal::kAtMost, 20, "bench_statemachine"},
+      {"gpa_grpc_p99_worst", "GetPreferredAllocation over gRPC: p99, worst row", "us",
+       Goal::kAtMost, 1000, "bench_plugin"},
+      {"replay_events_per_s", "Replay from disk (decode + apply)", "events/s", Goal::kAtLeast,
+       2'000'000, "bench_statemachine"},
+      {"cold_start_registered_ms", "Cold start to registered, 1,000,000-event journal", "ms",
+       Goal::kAtMost, 200, "bench_plugin"},
+      {"append_batched_events_per_s", "Journal append throughput with batching", "events/s",
+       Goal::kAtLeast, 100'000, "bench_journal"},
+      {"steady_rss_mib", "Steady state RSS (max)", "MiB", Goal::kAtMost, 40, "bench_plugin"},
+      {"steady_idle_cpu_percent", "Steady state idle CPU", "% of a core", Goal::kAtMost, 0.5,
+       "bench_plugin"},
+      {"allocate_cpu_beyond_commits_us", "CPU per Allocate beyond its commits (serve alone)", "us",
+       Goal::kAtMost, 300, "bench_plugin"},
+      {"journal_bytes_per_alloc_release", "Journal bytes per allocation-and-release", "bytes",
+       Goal::kReport, 0, "bench_history"},
+      {"history_query_10m_s", "`journal history --partition N --since T`, 10 M events", "s",
+       Goal::kAtMost, 1, "bench_history"},
+      {"state_at_10m_s", "`journal state --at SEQ`, 10 M events", "s", Goal::kAtMost, 1,
+       "bench_history"},
+  };
+  return kCatalogue;
+}
+
+inline const Spec7Entry* FindSpec7(const std::string& id) {
+  for (const Spec7Entry& e : Spec7Catalogue()) {
+    if (id == e.id) return &e;
+  }
+  return nullptr;
+}
+
+// A catalogued figure: name, unit, goal and target from the catalogue.
+inline Figure Spec7Figure(const std::string& id, double value, std::string note = "") {
+  const Spec7Entry* e = FindSpec7(id);
+  if (e == nullptr) Die("no SPEC §7 figure \"" + id + "\" in bench_report.h");
+  return Figure{id, e->name, value, e->unit, e->goal, e->target, std::move(note), ""};
+}
+
+inline std::string JsonEscape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+inline const char* GoalName(Goal g) {
+  return g == Goal::kAtMost ? "at_most" : g == Goal::kAtLeast ? "at_least" : "report";
+}
+
+// Prints `figures` as one markdown table: figure, value, unit, target, ratio, verdict, note.
+inline void PrintFigureTable(const std::vector<Figure>& figures) {
+  std::printf("| %-60s | %12s | %-11s | %12s | %7s | %-8s | %s\n", "figure", "value", "unit",
+              "target", "ratio", "verdict", "note |");
+  std::printf("|%s|%s|%s|%s|%s|%s|%s|\n", std::string(62, '-').c_str(),
+              std::string(14, '-').c_str(), std::string(13, '-').c_str(),
+              std::string(14, '-').c_str(), std::string(9, '-').c_str(),
+              std::string(10, '-').c_str(), std::string(6, '-').c_str());
+  for (const Figure& f : figures) {
+    const double ratio = RatioOf(f);
+    std::printf("| %-60s | %12s | %-11s | %12s | %7s | %-8s | %s |\n", f.name.c_str(),
+                ValueText(f.value).c_str(), f.unit.c_str(), TargetText(f).c_str(),
+                std::isnan(ratio) ? "-" : Fmt("%.2fx", ratio).c_str(), VerdictOf(f).c_str(),
+                f.note.c_str());
+  }
+  std::fflush(stdout);
+}
+
+// The figures one benchmark run measured.
+class FigureSet {
+ public:
+  void Add(Figure f) {
+    f.bench = program_invocation_short_name;
+    figures_.push_back(std::move(f));
+  }
+  const std::vector<Figure>& all() const { return figures_; }
+
+  // The table: catalogued (SPEC §7) figures first, in SPEC order, then the others as measured.
+  void Print() const {
+    std::vector<Figure> ordered;
+    for (const Spec7Entry& e : Spec7Catalogue()) {
+      for (const Figure& f : figures_) {
+        if (f.id == e.id) ordered.push_back(f);
+      }
+    }
+    for (const Figure& f : figures_) {
+      if (FindSpec7(f.id) == nullptr) ordered.push_back(f);
+    }
+    std::printf("\nSPEC §7 figures of %s (ratio = value / target)\n\n",
+                program_invocation_short_name);
+    PrintFigureTable(ordered);
+  }
+
+  // {"bench": ..., "quick": ..., "figures": [{id, name, value, unit, goal, target, ratio,
+  // verdict, note, bench}]}; dies when the file cannot be written.
+  void WriteJson(const std::string& path, bool quick) const {
+    std::ofstream out(path, std::ios::trunc);
+    out << "{\"bench\": \"" << JsonEscape(program_invocation_short_name)
+        << "\", \"quick\": " << (quick ? "true" : "false") << ", \"figures\": [";
+    for (std::size_t i = 0; i < figures_.size(); ++i) {
+      const Figure& f = figures_[i];
+      const double ratio = RatioOf(f);
+      out << (i == 0 ? "\n" : ",\n") << "  {\"id\": \"" << JsonEscape(f.id) << "\", \"name\": \""
+          << JsonEscape(f.name)
+          << "\", \"value\": " << (std::isfinite(f.value) ? Fmt("%.9g", f.value) : "null")
+          << ", \"unit\": \"" << JsonEscape(f.unit) << "\", \"goal\": \"" << GoalName(f.goal)
+          << "\", \"target\": " << Fmt("%.9g", f.target)
+          << ", \"ratio\": " << (!std::isfinite(ratio) ? "null" : Fmt("%.6g", ratio))
+          << ", \"verdict\": \"" << VerdictOf(f) << "\", \"note\": \"" << JsonEscape(f.note)
+          << "\", \"bench\": \"" << JsonEscape(f.bench) << "\"}";
+    }
+    out << "\n]}\n";
+    out.flush();
+    if (!out) Die("cannot write " + path);
+  }
+
+ private:
+  std::vector<Figure> figures_;
+};
+
+// The figures of this process's run.
+inline FigureSet& Figures() {
+  static FigureSet set;
+  return set;
 }
 
 }  // namespace gfp::bench

@@ -1,7 +1,9 @@
-// Journal benchmark. Prints one table; timing never makes it fail (the machines are noisy, so
+// Journal benchmark. Prints one table, then the SPEC §7 figure it measures (batched append
+// throughput; --json PATH writes it too); timing never makes it fail (the machines are noisy, so
 // latencies are reported next to a baseline measured in the same run on the same disk).
 //
-//   bench_journal [--dir DIR] [--events N] [--samples N] [--batch N] [--payload-bytes N] [--keep]
+//   bench_journal [--quick] [--json PATH] [--dir DIR] [--events N] [--samples N] [--batch N]
+//                 [--payload-bytes N] [--keep]
 //
 // 1. durable single-event Append latency vs a raw single-row SQLite INSERT commit (same pragmas)
 // 2. batched Append throughput (target >= 100,000 events/s)
@@ -19,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "store/journal.h"
 #include "bench/bench_report.h"
+#include "store/journal.h"
 
 namespace {
 
@@ -96,18 +98,26 @@ std::vector<double> JournalAppendLatencies(const std::filesystem::path& p, int s
 int main(int argc, char** argv) {
   CLI::App app{"gpu-fabric-plugin journal benchmark"};
   std::string dir_flag;
+  std::string json_path;
   std::uint64_t events = 1'000'000;
   int samples = 300;
   std::uint64_t batch = 1000;
   std::size_t payload_bytes = 64;
   bool keep = false;
+  bool quick = false;
   app.add_option("--dir", dir_flag, "directory on the disk to measure (default: a temp dir)");
+  app.add_option("--json", json_path, "also write the figures to this file as JSON");
   app.add_option("--events", events, "events in the large journal")->check(CLI::PositiveNumber);
   app.add_option("--samples", samples, "single-append latency samples")->check(CLI::PositiveNumber);
   app.add_option("--batch", batch, "events per batched append")->check(CLI::PositiveNumber);
   app.add_option("--payload-bytes", payload_bytes, "payload size of each event");
   app.add_flag("--keep", keep, "keep the benchmark files");
+  app.add_flag("--quick", quick, "tiny run: 20,000 events, 50 samples");
   CLI11_PARSE(app, argc, argv);
+  if (quick) {
+    events = std::min<std::uint64_t>(events, 20'000);
+    samples = std::min(samples, 50);
+  }
 
   const std::filesystem::path base =
       dir_flag.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(dir_flag);
@@ -149,8 +159,13 @@ int main(int argc, char** argv) {
       if (!r.ok()) Die(r.status().message());
     }
     const double secs = Seconds(Clock::now() - start);
-    Row("batched Append (" + std::to_string(batch) + "/batch), events/s",
-        Fmt("%.0f", static_cast<double>(events) / secs), "target >= 100,000");
+    const double rate = static_cast<double>(events) / secs;
+    Row("batched Append (" + std::to_string(batch) + "/batch), events/s", Fmt("%.0f", rate),
+        "target >= 100,000");
+    gfp::bench::Figures().Add(
+        gfp::bench::Spec7Figure("append_batched_events_per_s", rate,
+                                std::to_string(batch) + "/batch, " + std::to_string(payload_bytes) +
+                                    "-byte payloads, " + std::to_string(events) + " events"));
     if (!journal->SaveSnapshot(journal->LastSeq(), std::string(4096, 's')).ok()) Die("snapshot");
   }  // closing checkpoints the WAL into the main file
 
@@ -203,6 +218,8 @@ int main(int argc, char** argv) {
       Fmt("%.0f", static_cast<double>(report.events_checked) / vsecs),
       "reference; not on the start-up path");
   std::printf("\n(checksum %llu)\n", static_cast<unsigned long long>(checksum));
+  gfp::bench::Figures().Print();
+  if (!json_path.empty()) gfp::bench::Figures().WriteJson(json_path, quick);
 
   reader.reset();
   if (!keep) {

@@ -1,7 +1,9 @@
 // libnvfm-sim.so: a simulated Fabric Manager with the exact C ABI of libnvfm.so.1 (the 11
 // functions of reference/fabric-manager.md §1), for tests and the demo. The daemon's state lives
 // in the file named by $NVFM_SIM_STATE (see sim_state.h); what is per process here is only what
-// is per process in the real client library: whether fmLibInit ran, and the open handles.
+// is per process in the real client library: whether fmLibInit ran, and the open handles. With
+// $NVFM_SIM_PRIVATE=1 (benchmarks) the state is read from the file once and then kept in the
+// process's memory instead (PrivateCall).
 //
 // Check order per call follows the real 535 library (§5): not initialised -> UNINITIALIZED;
 // NULL arguments -> BADPARAM; struct version -> VERSION_MISMATCH; unknown or stale handle ->
@@ -181,6 +183,60 @@ int LoseReplyIfArmed(CallContext& c, int code) {
   return lost;
 }
 
+// Zero-latency mode ($NVFM_SIM_PRIVATE=1, for benchmarks: "FM with zero latency"): the state
+// file is read at this process's first call and the state then lives in its memory, one per
+// state path. No lock, no rewrite, no call log; the control API's faults, lost replies, caller
+// crashes, delays and latency do not apply (those read from the file are dropped).
+bool PrivateMode() {
+  const char* value = std::getenv("NVFM_SIM_PRIVATE");
+  return value != nullptr && std::strcmp(value, "1") == 0;
+}
+
+struct PrivateStates {
+  std::mutex mu;
+  std::map<std::string, SimState> by_path;
+};
+
+// Never destroyed, like Process().
+PrivateStates& Privates() {
+  static auto* privates = new PrivateStates();
+  return *privates;
+}
+
+// The private state of `path`, read from the file at the first call (nullptr: it cannot be).
+SimState* PrivateState(PrivateStates& privates, const char* function, const std::string& path) {
+  if (auto it = privates.by_path.find(path); it != privates.by_path.end()) return &it->second;
+  auto locked = LockedState::Acquire(path);
+  if (!locked.ok()) {
+    std::fprintf(stderr, "nvfm-sim: %s: %s\n", function, locked.status().message().c_str());
+    return nullptr;
+  }
+  SimState state = std::move(locked->state());
+  state.faults.clear();
+  state.latency_ms.clear();
+  state.lost_replies.clear();
+  state.crashes.clear();
+  state.delays.clear();
+  return &privates.by_path.emplace(path, std::move(state)).first->second;
+}
+
+int PrivateCall(const char* function, const char* path,
+                const std::function<int(CallContext&)>& body) {
+  PrivateStates& privates = Privates();
+  std::lock_guard private_lock(privates.mu);
+  SimState* state = PrivateState(privates, function, path);
+  if (state == nullptr) return abi::kGenericError;
+  auto table = FindTable(state->table);
+  if (!table.ok()) {
+    std::fprintf(stderr, "nvfm-sim: %s: %s\n", function, table.status().message().c_str());
+    return abi::kGenericError;
+  }
+  ProcessState& process = Process();
+  std::lock_guard process_lock(process.mu);
+  CallContext context{function, *state, **table, process, {}};
+  return body(context);
+}
+
 // Runs one SDK call: latency, then `body` under the state lock, then the call log. The log
 // records what FM did (a lost reply is logged with the code FM meant to return, and a note).
 int Call(const char* function, const std::string& args,
@@ -190,6 +246,7 @@ int Call(const char* function, const std::string& args,
     std::fprintf(stderr, "nvfm-sim: %s: NVFM_SIM_STATE is not set\n", function);
     return abi::kGenericError;
   }
+  if (PrivateMode()) return PrivateCall(function, path, body);
   // Injected latency is slept without the lock so the control API and other callers go on.
   const Wait wait = TakeWait(path, function);
   if (wait.ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(wait.ms));

@@ -1,7 +1,8 @@
 // The simulated Fabric Manager's state. FM is a separate daemon, so this state lives in a file
 // (path from $NVFM_SIM_STATE) that every SDK call and every control call reads and rewrites under
 // an exclusive flock; it survives the plugin process. The call log sits next to it in
-// "<state>.calls" (JSON lines) so the state file stays small and each call stays cheap.
+// "<state>.calls" (JSON lines) so the state file stays small and each call stays cheap. With
+// $NVFM_SIM_PRIVATE=1 the library reads it once and keeps the state in memory (nvfm_sim.cc).
 #pragma once
 
 #include <cstdint>
