@@ -136,7 +136,7 @@ Status DecodeFabric(const snapshot::State& in, State& s) {
     partition.nvlinks_available = p.nvlinks_available();
     partition.max_nvlinks = p.max_nvlinks();
     partition.unsupported = p.unsupported();
-    s.partitions[p.id()] = std::move(partition);
+    s.partitions.mutable_value()[p.id()] = std::move(partition);
   }
   for (const auto& a : in.active()) {
     s.active[a.partition_id()] = ActivePartition{

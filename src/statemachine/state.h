@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "statemachine/copy_on_write.h"
+
 namespace gfp::sm {
 
 using Bdf = std::string;
@@ -138,7 +140,8 @@ struct State {
   bool fm_connected = false;
   bool fm_status_journaled = false;  // a connection event was journaled since PluginStarted
   std::string fm_address;
-  std::map<PartitionId, PartitionState> partitions;
+  // Shared by copies of the state until a new table is journaled (see copy_on_write.h).
+  CopyOnWrite<std::map<PartitionId, PartitionState>> partitions;
 
   std::map<PartitionId, ActivePartition> active;
   std::map<PartitionId, PendingIntent> intents;

@@ -139,7 +139,7 @@ TEST(PreferredByPartition, WithoutTheTableSaysFabricManagerIsNotUsable) {
   const auto node = gfp::testing::H100Node();
   Driver d;
   d.Boot(node);
-  d.state.partitions.clear();
+  d.state.partitions.mutable_value().clear();
   d.state.fm_connected = false;
   auto answer = PreferredByPartition(d.state, {node.bdfs_by_module, {}, 2});
   ASSERT_FALSE(answer.ok());

@@ -223,7 +223,7 @@ TEST_F(VfTest, InterruptedReactivationIsRecordedWithItsListForItsOwner) {
 TEST_F(VfTest, ReactivationIsRefusedWhenTheGpuOrderNoLongerMatchesTheJournaledList) {
   Allocate({V(3, 5), V(1)});
   FabricLosesEverything(/*pod_holders_known=*/true);
-  d.state.partitions.at(3).physical_ids = {3, 1};
+  d.state.partitions.mutable_value().at(3).physical_ids = {3, 1};
   Decision ensure = d.Run(EnsurePartitionActive{d.now, {V(1), V(3, 5)}});
   EXPECT_TRUE(ensure.effects.empty());
   EXPECT_EQ(ensure.refusal,
