@@ -111,11 +111,11 @@ class Applier {
   }
 
   void On(const events::DeviceHealthChanged& e) {
-    auto it = s_.devices.find(e.bdf());
-    if (it == s_.devices.end()) {
+    if (!s_.devices.count(e.bdf())) {
       Anomaly("health change for unknown device " + e.bdf());
       return;
     }
+    auto it = s_.devices.mutable_value().find(e.bdf());
     it->second.healthy = e.healthy();
     it->second.unhealthy_reason = e.healthy() ? "" : e.reason();
   }

@@ -1,6 +1,7 @@
 // A value shared between copies of the state until one of them changes it. Copying a State is
-// what Decide does for every decision that journals something; the partition table is its
-// largest part and changes only when Fabric Manager reports a new table, so copies share it.
+// what Decide does for every decision that journals something; its largest parts (the partition
+// table, the devices, the module mapping) change only when FM reports a new table, the inventory
+// or a device's health changes, or a mapping is loaded, so copies share them.
 // Reads look like the wrapped container's const interface; writes go through mutable_value(),
 // which copies first when another State still shares the value. Still plain data: equality
 // compares contents, and the engine's lock already orders every write.

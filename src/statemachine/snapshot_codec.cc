@@ -105,7 +105,7 @@ void DecodeDevices(const snapshot::State& in, State& s) {
     DeviceState device{d.bdf(),       d.resource(), d.device_id(),        d.iommu_group(),
                        d.numa_node(), d.healthy(),  d.unhealthy_reason(), DeviceKindOf(d.kind()),
                        d.parent_bdf()};
-    s.devices[d.bdf()] = std::move(device);
+    s.devices.mutable_value()[d.bdf()] = std::move(device);
   }
   s.inventory_warnings.assign(in.inventory_warnings().begin(), in.inventory_warnings().end());
 }
@@ -115,10 +115,10 @@ Status DecodeModules(const snapshot::State& in, State& s) {
   // The two maps must stay one-to-one (an invariant); a repeated entry would leave them
   // disagreeing, so the snapshot is refused and recovery replays the journal instead.
   for (const auto& m : in.modules()) {
-    if (!s.module_of_bdf.emplace(m.bdf(), m.module_id()).second) {
+    if (!s.module_of_bdf.mutable_value().emplace(m.bdf(), m.module_id()).second) {
       return DataLoss("snapshot maps GPU " + EscapeAndTruncate(m.bdf(), 64) + " to two module ids");
     }
-    if (!s.bdf_of_module.emplace(m.module_id(), m.bdf()).second) {
+    if (!s.bdf_of_module.mutable_value().emplace(m.module_id(), m.bdf()).second) {
       return DataLoss("snapshot maps module id " + std::to_string(m.module_id()) + " to two GPUs");
     }
   }

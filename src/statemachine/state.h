@@ -130,12 +130,14 @@ struct State {
   Micros release_grace = kDefaultReleaseGrace;
   std::string plugin_version;
 
-  std::map<Bdf, DeviceState> devices;
+  // Shared by copies of the state until the inventory or a device's health changes.
+  CopyOnWrite<std::map<Bdf, DeviceState>> devices;
   std::vector<std::string> inventory_warnings;
 
   std::string module_mapping_path;
-  std::map<Bdf, ModuleId> module_of_bdf;
-  std::map<ModuleId, Bdf> bdf_of_module;
+  // Shared by copies of the state until a new mapping is journaled.
+  CopyOnWrite<std::map<Bdf, ModuleId>> module_of_bdf;
+  CopyOnWrite<std::map<ModuleId, Bdf>> bdf_of_module;
 
   bool fm_connected = false;
   bool fm_status_journaled = false;  // a connection event was journaled since PluginStarted
