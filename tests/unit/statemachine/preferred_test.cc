@@ -21,7 +21,7 @@ State NumaState() {
     DeviceState d;
     d.bdf = id;
     d.numa_node = numa;
-    s.devices[id] = d;
+    s.devices.mutable_value()[id] = d;
   }
   return s;
 }

@@ -252,7 +252,7 @@ TEST_F(VfTest, ReactivationWithoutAListNeverActivatesForWholeGpus) {
   const AllocationId id = Allocate({V(3, 5), V(1)});
   FabricLosesEverything(/*pod_holders_known=*/true);
   d.state.allocations.at(id).fabric_vfs.clear();
-  d.state.devices.at(V(3, 5)).parent_bdf = Gpu(1);
+  d.state.devices.mutable_value().at(V(3, 5)).parent_bdf = Gpu(1);
   Decision ensure = d.Run(EnsurePartitionActive{d.now, {V(1), V(3, 5)}});
   EXPECT_TRUE(ensure.effects.empty());
   EXPECT_EQ(ensure.refusal,
@@ -353,7 +353,7 @@ TEST_F(VfTest, AdoptedPartitionIsActivatedAgainWithTheVfs) {
 // partition order, the lowest available BDF unless one is must-include.
 TEST_F(VfTest, PreferredOffersOneVfPerGpuOfOnePartitionInItsGpuOrder) {
   PreferredRequest request;
-  for (auto it = d.state.devices.rbegin(); it != d.state.devices.rend(); ++it) {
+  for (auto it = d.state.devices.value().rbegin(); it != d.state.devices.value().rend(); ++it) {
     request.available.push_back(it->first);  // kubelet's order: highest BDF first
   }
   request.size = 2;
