@@ -125,7 +125,15 @@ Result<std::optional<std::int64_t>> SubjectIdOf(Journal::Impl& j, const std::str
   return std::optional<std::int64_t>(sqlite3_column_int64(stmt.get(), 0));
 }
 
+// Schema 1 (read as it is by a reader) has no index: every event is before it.
+constexpr int kFirstIndexedSchema = 2;
+
 Result<std::uint64_t> ReadSubjectsFrom(Journal::Impl& j) {
+  if (j.schema_version < kFirstIndexedSchema) {
+    GFP_ASSIGN_OR_RETURN(std::int64_t last,
+                         j.QueryInt64("SELECT max(seq) FROM events", "reading events"));
+    return static_cast<std::uint64_t>(last < 0 ? 0 : last) + 1;
+  }
   GFP_ASSIGN_OR_RETURN(
       std::int64_t from,
       j.QueryInt64("SELECT value FROM journal_meta WHERE key = 'subjects_from_seq'",
@@ -187,6 +195,7 @@ Status Journal::ForEachMatching(const EventFilter& filter,
                                                              "reading events", j.path));
     GFP_ASSIGN_OR_RETURN(std::uint64_t from, ReadSubjectsFrom(j));
     if (from > 1) GFP_RETURN_IF_ERROR(ScanChecked(j, 1, from - 1, filter.since_time_us, fn));
+    if (j.schema_version < kFirstIndexedSchema) return Status::Ok();
     return MatchIndexed(j, from, filter, fn);
   } catch (const std::exception& e) {
     return StatusFromException(e, "reading events", j.path);
@@ -198,6 +207,7 @@ Status Journal::ForEachSubjectRow(
   CallGuard guard(*impl_);
   GFP_RETURN_IF_ERROR(guard.status());
   Impl& j = *impl_;
+  if (j.schema_version < kFirstIndexedSchema) return Status::Ok();
   try {
     GFP_ASSIGN_OR_RETURN(PreparedStatement stmt,
                          PreparedStatement::Prepare(

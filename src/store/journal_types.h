@@ -19,7 +19,7 @@ struct NewEvent {
   std::string payload;  // opaque bytes
   // Opaque, non-empty tags naming what the event is about ("p:3"), indexed for
   // Journal::ForEachMatching. Derived data: not covered by the hash chain.
-  std::vector<std::string> subjects;
+  std::vector<std::string> subjects{};
 };
 
 struct StoredEvent {
