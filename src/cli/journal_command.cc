@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/journal_anchor.h"
+#include "cli/journal_index_check.h"
 #include "cli/journal_output.h"
 #include "common/strings.h"
 #include "common/text_escape.h"
@@ -199,6 +200,17 @@ void PrintVerifyJson(const store::VerifyReport& report, const sm::State& state,
   std::cout << Dump(out) << "\n";
 }
 
+// The index is derived data: a row that disagrees with its event is reported like damage.
+void CheckIndex(const store::Journal& journal, const IndexCheck& index,
+                store::VerifyReport& report) {
+  std::uint64_t bad_seq = 0;
+  auto problem = index.Compare(journal, &bad_seq);
+  if (problem.ok() && problem->empty()) return;
+  report.ok = false;
+  report.first_bad_seq = bad_seq;
+  report.reason = problem.ok() ? *problem : problem.status().message();
+}
+
 }  // namespace
 
 int VerifyJournal(const JournalQuery& o) {
@@ -216,6 +228,12 @@ int VerifyJournal(const JournalQuery& o) {
     PrintError(journal.status());
     return kExitUnusable;
   }
+  auto subjects_from = (*journal)->SubjectsFrom();
+  if (!subjects_from.ok()) {
+    PrintError(subjects_from.status());
+    return kExitUnusable;
+  }
+  IndexCheck index(*subjects_from);
   sm::State state;
   std::uint64_t anomalies_seen = 0;
   // The hash at the anchor's seq is taken in the same pass as the check (seq 0: the zero hash).
@@ -228,12 +246,14 @@ int VerifyJournal(const JournalQuery& o) {
     GFP_ASSIGN_OR_RETURN(events::Event e,
                          sm::DecodeEvent(stored.type, stored.time_unix_micros, stored.payload));
     sm::Apply(state, stored.seq, e);
+    index.Add(stored.seq, e);
     if (state.anomaly_count != anomalies_seen) {
       anomalies_seen = state.anomaly_count;
       return DataLoss("event makes no sense here: " + state.recent_anomalies.back().description);
     }
     return sm::CheckInvariants(state).WithContext("invariant broken");
   });
+  if (report.ok) CheckIndex(**journal, index, report);
   if (v.anchor && report.ok) v.anchor_problem = AnchorMismatch(*v.anchor, at_anchor, v.head_seq);
   if (o.format == "json") {
     PrintVerifyJson(report, state, v);
