@@ -42,8 +42,8 @@ class Journal {
   //   an event beyond the end (DataLoss naming the seq). Older history is not re-hashed here: see
   //   Verify and BackgroundVerifier.
   // kReadOnly: creates nothing of its own; NotFound for a missing file, FailedPrecondition for a
-  //   non-regular file or a schema this binary does not know or that still needs migrating,
-  //   InvalidArgument for a file that is not a journal. SQLite itself creates the -wal/-shm of a
+  //   non-regular file, a schema this binary does not know, or one whose first migration never
+  //   ran (an older schema is read as it is, not migrated: SchemaVersion() tells), InvalidArgument for a file that is not a journal. SQLite itself creates the -wal/-shm of a
   //   WAL journal when they are missing and the directory is writable; where they cannot be
   //   created (read-only directory or media) the file is opened immutable (open_note() says so).
   //   Does not check the chain (use Verify), so a damaged journal can still be inspected.
