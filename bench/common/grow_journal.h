@@ -9,9 +9,9 @@
 namespace gfp::bench {
 
 struct GrowOptions {
-  std::uint64_t batch = 1000;              // events per Append transaction
-  std::uint64_t snapshot_every = 10'000;   // as EngineOptions::snapshot_every
-  std::uint64_t snapshots_kept = 3;        // as EngineOptions::snapshots_kept
+  std::uint64_t batch = 1000;                  // events per Append transaction
+  std::uint64_t snapshot_every = 10'000;       // as EngineOptions::snapshot_every
+  std::uint64_t snapshots_kept = 3;            // as EngineOptions::snapshots_kept
   std::int64_t micros_per_cycle = 25'000'000;  // between allocations: 10 M events span a year
 };
 
@@ -24,6 +24,6 @@ struct GrowResult {
   std::uint64_t cycles = 0;  // allocations granted and released
 };
 GrowResult GrowJournal(const std::filesystem::path& path, std::uint64_t events,
-                          const GrowOptions& options = {});
+                       const GrowOptions& options = {});
 
 }  // namespace gfp::bench

@@ -40,9 +40,8 @@ void BootJournal(const fs::path& path) {
   driver.Boot(gfp::testing::H100Node());
   std::vector<gfp::store::NewEvent> records;
   for (const auto& e : driver.journal) {
-    records.push_back(
-        {e.time_unix_micros(), gfp::sm::EventTypeName(e), gfp::sm::EncodeEvent(e),
-         gfp::sm::EventSubjects(e)});
+    records.push_back({e.time_unix_micros(), gfp::sm::EventTypeName(e), gfp::sm::EncodeEvent(e),
+                       gfp::sm::EventSubjects(e)});
   }
   auto journal = gfp::store::Journal::Open(path, gfp::store::OpenMode::kReadWrite);
   if (!journal.ok()) Die(journal.status().message());
@@ -86,8 +85,7 @@ double TimeCommand(const std::string& binary, const std::vector<std::string>& ar
   int status = 0;
   if (::waitpid(pid, &status, 0) != pid) Die("waitpid failed");
   const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
-          .count();
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string line;
     for (const auto& a : all) line += a + " ";
@@ -148,13 +146,14 @@ struct Options {
 };
 
 void TimeQueries(const Options& o, const fs::path& journal, std::uint64_t last_seq) {
-  const std::pair<const char*, double> points[] = {{"early", 0.05}, {"middle", 0.5}, {"late", 0.95}};
+  const std::pair<const char*, double> points[] = {
+      {"early", 0.05}, {"middle", 0.5}, {"late", 0.95}};
   for (const auto& [name, fraction] : points) {
     const auto seq = static_cast<std::uint64_t>(static_cast<double>(last_seq) * fraction);
     const std::string since = TimeAt(journal, seq);
-    const double ms = TimeCommand(o.binary, {"journal", "history", "--journal", journal.string(),
-                                             "--partition", std::to_string(o.partition),
-                                             "--since", since});
+    const double ms =
+        TimeCommand(o.binary, {"journal", "history", "--journal", journal.string(), "--partition",
+                               std::to_string(o.partition), "--since", since});
     Row(Fmt("journal history --partition %.0f --since T, T ", o.partition) + name,
         Fmt("%.0f ms", ms), Verdict(ms) + "; T " + since);
   }

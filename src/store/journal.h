@@ -43,10 +43,11 @@ class Journal {
   //   Verify and BackgroundVerifier.
   // kReadOnly: creates nothing of its own; NotFound for a missing file, FailedPrecondition for a
   //   non-regular file, a schema this binary does not know, or one whose first migration never
-  //   ran (an older schema is read as it is, not migrated: SchemaVersion() tells), InvalidArgument for a file that is not a journal. SQLite itself creates the -wal/-shm of a
-  //   WAL journal when they are missing and the directory is writable; where they cannot be
-  //   created (read-only directory or media) the file is opened immutable (open_note() says so).
-  //   Does not check the chain (use Verify), so a damaged journal can still be inspected.
+  //   ran (an older schema is read as it is, not migrated: SchemaVersion() tells), InvalidArgument
+  //   for a file that is not a journal. SQLite itself creates the -wal/-shm of a WAL journal when
+  //   they are missing and the directory is writable; where they cannot be created (read-only
+  //   directory or media) the file is opened immutable (open_note() says so). Does not check the
+  //   chain (use Verify), so a damaged journal can still be inspected.
   static Result<std::unique_ptr<Journal>> Open(const std::filesystem::path& path, OpenMode mode);
 
   ~Journal();

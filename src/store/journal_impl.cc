@@ -65,11 +65,11 @@ Status Journal::Impl::PrepareStatements() {
   GFP_ASSIGN_OR_RETURN(
       event_hash_at,
       PreparedStatement::Prepare(handle(), "SELECT hash FROM events WHERE seq = ?1", true, path));
-  GFP_ASSIGN_OR_RETURN(event_at, PreparedStatement::Prepare(
-                                     handle(),
-                                     "SELECT seq, time_us, type, payload, hash FROM events "
-                                     "WHERE seq = ?1",
-                                     true, path));
+  GFP_ASSIGN_OR_RETURN(
+      event_at, PreparedStatement::Prepare(handle(),
+                                           "SELECT seq, time_us, type, payload, hash FROM events "
+                                           "WHERE seq = ?1",
+                                           true, path));
   if (mode != OpenMode::kReadWrite) return Status::Ok();
   GFP_ASSIGN_OR_RETURN(insert_event,
                        PreparedStatement::Prepare(handle(),
@@ -85,9 +85,9 @@ Status Journal::Impl::PrepareStatements() {
   GFP_ASSIGN_OR_RETURN(
       find_subject,
       PreparedStatement::Prepare(handle(), "SELECT id FROM subjects WHERE tag = ?1", true, path));
-  GFP_ASSIGN_OR_RETURN(insert_subject,
-                       PreparedStatement::Prepare(
-                           handle(), "INSERT INTO subjects(tag) VALUES(?1)", true, path));
+  GFP_ASSIGN_OR_RETURN(
+      insert_subject,
+      PreparedStatement::Prepare(handle(), "INSERT INTO subjects(tag) VALUES(?1)", true, path));
   return Status::Ok();
 }
 

@@ -30,13 +30,15 @@ Status Damaged(const Journal::Impl& j, std::uint64_t seq, const std::string& rea
 Status CheckedEvent(Journal::Impl& j, const EventRow& row, const Hash& prev, StoredEvent* ev) {
   const auto seq = static_cast<std::uint64_t>(row.seq);
   if (!ToHash(row.hash, &ev->hash)) {
-    return Damaged(j, seq, "its hash is " + std::to_string(row.hash.size()) + " bytes, expected 32");
+    return Damaged(j, seq,
+                   "its hash is " + std::to_string(row.hash.size()) + " bytes, expected 32");
   }
   GFP_ASSIGN_OR_RETURN(Hash computed,
                        j.hasher.EventHash(prev, seq, row.time_unix_micros, row.type, row.payload));
   if (computed != ev->hash) {
-    return Damaged(j, seq, "stored hash " + HashToHex(ev->hash) +
-                               " does not match the recomputed hash " + HashToHex(computed));
+    return Damaged(j, seq,
+                   "stored hash " + HashToHex(ev->hash) + " does not match the recomputed hash " +
+                       HashToHex(computed));
   }
   ev->seq = seq;
   ev->time_unix_micros = row.time_unix_micros;
@@ -100,8 +102,8 @@ Status VisitSeqs(Journal::Impl& j, const std::vector<std::int64_t>& seqs,
 // `limit` rows match.
 Result<bool> CollectSeqs(Journal::Impl& j, const char* sql, const std::vector<std::int64_t>& args,
                          std::size_t limit, std::vector<std::int64_t>* out) {
-  GFP_ASSIGN_OR_RETURN(PreparedStatement stmt, PreparedStatement::Prepare(j.handle(), sql, false,
-                                                                          j.path));
+  GFP_ASSIGN_OR_RETURN(PreparedStatement stmt,
+                       PreparedStatement::Prepare(j.handle(), sql, false, j.path));
   for (std::size_t i = 0; i < args.size(); ++i) {
     sqlite3_bind_int64(stmt.get(), static_cast<int>(i + 1), args[i]);
   }
@@ -158,11 +160,11 @@ Status MatchIndexed(Journal::Impl& j, std::uint64_t from, const EventFilter& fil
     return VisitSeqs(j, seqs, fn);
   }
   if (filter.since_time_us != std::numeric_limits<std::int64_t>::min()) {
-    GFP_ASSIGN_OR_RETURN(bool all, CollectSeqs(j,
-                                               "SELECT seq FROM events INDEXED BY events_by_time "
-                                               "WHERE time_us >= ?1 AND seq >= ?2",
-                                               {filter.since_time_us, ToSqlSeq(from)},
-                                               kTimeIndexLimit, &seqs));
+    GFP_ASSIGN_OR_RETURN(
+        bool all, CollectSeqs(j,
+                              "SELECT seq FROM events INDEXED BY events_by_time "
+                              "WHERE time_us >= ?1 AND seq >= ?2",
+                              {filter.since_time_us, ToSqlSeq(from)}, kTimeIndexLimit, &seqs));
     if (all) {
       std::sort(seqs.begin(), seqs.end());
       return VisitSeqs(j, seqs, fn);
@@ -209,19 +211,20 @@ Status Journal::ForEachSubjectRow(
   Impl& j = *impl_;
   if (j.schema_version < kFirstIndexedSchema) return Status::Ok();
   try {
-    GFP_ASSIGN_OR_RETURN(PreparedStatement stmt,
-                         PreparedStatement::Prepare(
-                             j.handle(),
-                             "SELECT s.tag, es.seq, es.time_us FROM event_subjects es "
-                             "LEFT JOIN subjects s ON s.id = es.subject_id "
-                             "ORDER BY es.subject_id, es.seq",
-                             false, j.path));
+    GFP_ASSIGN_OR_RETURN(
+        PreparedStatement stmt,
+        PreparedStatement::Prepare(j.handle(),
+                                   "SELECT s.tag, es.seq, es.time_us FROM event_subjects es "
+                                   "LEFT JOIN subjects s ON s.id = es.subject_id "
+                                   "ORDER BY es.subject_id, es.seq",
+                                   false, j.path));
     for (;;) {
       const int rc = sqlite3_step(stmt.get());
       if (rc == SQLITE_DONE) return Status::Ok();
       if (rc != SQLITE_ROW) return SqliteStatus(rc, j.handle(), "reading the event index", j.path);
       const std::int64_t seq = sqlite3_column_int64(stmt.get(), 1);
-      GFP_RETURN_IF_ERROR(fn(ColumnView(stmt.get(), 0), seq > 0 ? static_cast<std::uint64_t>(seq) : 0,
+      GFP_RETURN_IF_ERROR(fn(ColumnView(stmt.get(), 0),
+                             seq > 0 ? static_cast<std::uint64_t>(seq) : 0,
                              sqlite3_column_int64(stmt.get(), 2)));
     }
   } catch (const std::exception& e) {

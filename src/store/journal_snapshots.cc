@@ -107,7 +107,7 @@ Result<std::optional<Snapshot>> Journal::LatestValidSnapshot(
 }
 
 Result<std::uint64_t> Journal::PruneSnapshots(std::uint64_t keep_newest,
-                                               std::uint64_t sparse_every) {
+                                              std::uint64_t sparse_every) {
   CallGuard guard(*impl_);
   GFP_RETURN_IF_ERROR(guard.status());
   Impl& j = *impl_;

@@ -68,11 +68,10 @@ class Verifier {
   // The row's seq is the next one expected; false (and the report says why) otherwise.
   bool CheckSeq(const EventRow& row) {
     if (row.seq == static_cast<std::int64_t>(expected_)) return true;
-    Fail(expected_, row.seq > static_cast<std::int64_t>(expected_)
-                        ? At() + " is missing (the next stored event has seq " +
-                              std::to_string(row.seq) + ")"
-                        : "found an event with seq " + std::to_string(row.seq) +
-                              " (seqs start at 1)");
+    Fail(expected_,
+         row.seq > static_cast<std::int64_t>(expected_)
+             ? At() + " is missing (the next stored event has seq " + std::to_string(row.seq) + ")"
+             : "found an event with seq " + std::to_string(row.seq) + " (seqs start at 1)");
     return false;
   }
 

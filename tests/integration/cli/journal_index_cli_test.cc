@@ -73,8 +73,8 @@ class JournalIndexCliTest : public ::testing::Test {
     ASSERT_TRUE(journal.ok()) << journal.status().message();
     std::vector<store::NewEvent> batch;
     for (const auto& e : driver.journal) {
-      batch.push_back({e.time_unix_micros(), sm::EventTypeName(e), sm::EncodeEvent(e),
-                       sm::EventSubjects(e)});
+      batch.push_back(
+          {e.time_unix_micros(), sm::EventTypeName(e), sm::EncodeEvent(e), sm::EventSubjects(e)});
     }
     ASSERT_TRUE((*journal)->Append(batch).ok());
     all = JsonLines(Cli("journal export --journal " + path).output);
