@@ -12,13 +12,10 @@
 
 namespace gfp::store {
 
-Result<std::uint64_t> Journal::Append(std::span<const NewEvent> events) {
-  CallGuard guard(*impl_);
-  GFP_RETURN_IF_ERROR(guard.status());
-  Impl& j = *impl_;
-  if (j.mode != OpenMode::kReadWrite) {
-    return FailedPrecondition("journal " + j.name() + " is open read-only; cannot append");
-  }
+namespace {
+
+// Every event has a type name and no empty tag.
+Status CheckBatch(const Journal::Impl& j, std::span<const NewEvent> events) {
   if (events.empty()) return InvalidArgument("append to journal " + j.name() + ": no events given");
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (events[i].type.empty()) {
@@ -32,6 +29,19 @@ Result<std::uint64_t> Journal::Append(std::span<const NewEvent> events) {
       }
     }
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::uint64_t> Journal::Append(std::span<const NewEvent> events) {
+  CallGuard guard(*impl_);
+  GFP_RETURN_IF_ERROR(guard.status());
+  Impl& j = *impl_;
+  if (j.mode != OpenMode::kReadWrite) {
+    return FailedPrecondition("journal " + j.name() + " is open read-only; cannot append");
+  }
+  GFP_RETURN_IF_ERROR(CheckBatch(j, events));
   // Tags first seen in this append: forgotten again unless it commits.
   std::vector<std::string> added;
   struct ForgetUnlessCommitted {

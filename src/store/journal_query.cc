@@ -79,21 +79,33 @@ Status ScanChecked(Journal::Impl& j, std::uint64_t from, std::uint64_t to, std::
   return Status::Ok();
 }
 
-// Looks up each seq (ascending), checks it against its predecessor and hands it to fn.
+// Looks up each seq (ascending) with its predecessor in one range read, checks it against that
+// predecessor's stored hash and hands it to fn.
 Status VisitSeqs(Journal::Impl& j, const std::vector<std::int64_t>& seqs,
                  const std::function<Status(const StoredEvent&)>& fn) {
   StoredEvent ev;
-  EventRow row;
-  StatementReset reset(j.event_at.get());  // no read snapshot held after the visit
   for (const std::int64_t seq : seqs) {
-    GFP_ASSIGN_OR_RETURN(Hash prev, PredecessorHash(j, static_cast<std::uint64_t>(seq)));
-    GFP_ASSIGN_OR_RETURN(bool found, j.EventAt(seq, &row));
+    Hash prev = kZeroHash;
+    bool have_prev = seq <= 1;
+    bool found = false;
+    const Status read = j.ScanRows(seq - 1, seq, [&](const EventRow& row) -> Status {
+      if (row.seq == seq - 1) {
+        have_prev = ToHash(row.hash, &prev);  // a bad hash fails the check below
+        return Status::Ok();
+      }
+      found = true;
+      if (!have_prev) {
+        return Damaged(j, static_cast<std::uint64_t>(seq - 1),
+                       "event seq " + std::to_string(seq - 1) + " is missing");
+      }
+      if (Status bad = CheckedEvent(j, row, prev, &ev); !bad.ok()) return bad;
+      return fn(ev);
+    });
+    GFP_RETURN_IF_ERROR(read);
     if (!found) {
       return Damaged(j, static_cast<std::uint64_t>(seq),
                      "the index names event seq " + std::to_string(seq) + ", which is missing");
     }
-    GFP_RETURN_IF_ERROR(CheckedEvent(j, row, prev, &ev));
-    GFP_RETURN_IF_ERROR(fn(ev));
   }
   return Status::Ok();
 }
