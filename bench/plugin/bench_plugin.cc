@@ -71,6 +71,7 @@
 #include "statemachine/event_codec.h"
 #include "statemachine/state.h"
 #include "store/journal.h"
+#include "bench/common/grow_journal.h"
 
 namespace {
 
@@ -976,79 +977,11 @@ void BenchSteadyState(const fs::path& work, double seconds, double settle) {
 // 4. Cold start of the real binary with a long journal.
 
 // Grows the node's journal to about `events` events: the in-process plugin boots once (so the
-// journal describes this node and FM agrees with it), then allocation cycles decided against the
-// replayed state (allocate a partition, pod bound, released and deactivated) are appended in
-// batches of 1000, as Engine::Execute would encode them. Ends with nothing active, like FM.
+// journal describes this node and FM agrees with it), then bench/common's GrowJournal appends
+// allocation cycles. Ends with nothing active, like FM.
 std::uint64_t GrowJournal(const Node& node, std::uint64_t events) {
   { InProcessPlugin boot(node); }
-  namespace sm = gfp::sm;
-  auto journal = gfp::store::Journal::Open(node.journal, gfp::store::OpenMode::kReadWrite);
-  if (!journal.ok()) Die(journal.status().message());
-  auto replayed = gfp::engine::Replay(**journal, 0, false, false);
-  if (!replayed.ok()) Die(replayed.status().message());
-  sm::State state = std::move(replayed).value();
-  std::vector<std::vector<std::string>> parts;
-  for (const auto& [pid, p] : state.partitions) {
-    auto devices = sm::DevicesOfPartition(state, p);
-    if (devices.missing_reason.empty()) parts.push_back(devices.bdfs);
-  }
-  if (parts.empty() || state.devices.empty()) Die("the booted journal has no partitions");
-  const std::string resource = state.devices.begin()->second.resource;
-  sm::Micros now = state.last_time;
-  std::uint64_t seq = state.last_seq;
-  std::vector<gfp::store::NewEvent> chunk;
-  auto flush = [&] {
-    if (chunk.empty()) return;
-    auto r = (*journal)->Append(chunk);
-    if (!r.ok()) Die(r.status().message());
-    chunk.clear();
-  };
-  auto run = [&](const sm::Command& c) {
-    sm::Decision d = sm::Decide(state, c);
-    for (const auto& e : d.events) {
-      sm::Apply(state, ++seq, e);
-      chunk.push_back({e.time_unix_micros(), sm::EventTypeName(e), sm::EncodeEvent(e)});
-    }
-    if (chunk.size() >= 1000) flush();
-    return d;
-  };
-  auto chain = [&](const sm::Command& c) {
-    sm::Decision first = run(c);
-    std::vector<sm::Effect> effects = first.effects;
-    for (std::size_t i = 0; i < effects.size(); ++i) {
-      sm::Decision d = run(sm::OutcomeOf(effects[i], ++now, gfp::events::FmResult()));
-      effects.insert(effects.end(), d.effects.begin(), d.effects.end());
-    }
-    return first;
-  };
-  std::uint64_t rng = 42;
-  while (seq < events) {
-    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    sm::RequestAllocation request;
-    request.now = ++now;
-    request.resource = resource;
-    request.device_ids = parts[static_cast<std::size_t>((rng >> 33) % parts.size())];
-    const sm::Decision d = chain(request);
-    if (!d.refusal.empty()) Die("journal growth refused: " + d.refusal);
-    sm::ObservePodResources pods;
-    pods.now = ++now;
-    pods.containers.push_back(
-        {"default", "vm-" + d.allocation_id, "compute", resource, request.device_ids});
-    run(pods);
-    sm::ReleaseAllocation release;
-    release.now = ++now;
-    release.allocation_id = d.allocation_id;
-    release.detail = "devices absent from every pod for the release grace";
-    chain(release);
-  }
-  flush();
-  if (!state.active.empty() || !state.intents.empty()) Die("journal growth left partitions");
-  journal->reset();
-  // A snapshot at the end, as the engine writes every snapshot_every events.
-  auto engine = gfp::engine::Engine::Open(node.journal);
-  if (!engine.ok()) Die(engine.status().message());
-  if (auto st = (*engine)->Snapshot(); !st.ok()) Die(st.message());
-  return seq;
+  return gfp::bench::GrowJournal(node.journal, events).last_seq;
 }
 
 void BenchColdStart(const fs::path& work, std::uint64_t events) {

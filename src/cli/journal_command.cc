@@ -2,6 +2,7 @@
 // (`state` is in journal_state.cc, shared helpers in journal_output.cc).
 #include "cli/journal_command.h"
 
+#include <algorithm>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "cli/journal_anchor.h"
+#include "cli/journal_index_check.h"
 #include "cli/journal_output.h"
 #include "common/strings.h"
 #include "common/text_escape.h"
@@ -18,6 +20,7 @@
 #include "journal_text/event_summary.h"
 #include "statemachine/apply.h"
 #include "statemachine/event_codec.h"
+#include "statemachine/event_subjects.h"
 #include "statemachine/invariants.h"
 #include "store/hash_chain.h"
 #include "store/journal.h"
@@ -35,38 +38,29 @@ std::string Dump(const nlohmann::json& j, int indent = -1) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// Does the event mention the partition / device the user filters on?
-bool MentionsPartition(const events::Event& e, std::uint32_t pid) {
-  switch (e.body_case()) {
-    case events::Event::kAllocationGranted:
-      return e.allocation_granted().has_partition() && e.allocation_granted().partition_id() == pid;
-    case events::Event::kPartitionActivationRequested:
-      return e.partition_activation_requested().partition_id() == pid;
-    case events::Event::kPartitionActivated:
-      return e.partition_activated().partition_id() == pid;
-    case events::Event::kPartitionActivationFailed:
-      return e.partition_activation_failed().partition_id() == pid;
-    case events::Event::kPartitionDeactivationRequested:
-      return e.partition_deactivation_requested().partition_id() == pid;
-    case events::Event::kPartitionDeactivated:
-      return e.partition_deactivated().partition_id() == pid;
-    case events::Event::kPartitionDeactivationFailed:
-      return e.partition_deactivation_failed().partition_id() == pid;
-    case events::Event::kDriftDetected:
-      return e.drift_detected().partition_id() == pid;
-    case events::Event::kFabricManagerResynced:
-      for (auto id : e.fabric_manager_resynced().partition_ids()) {
-        if (id == pid) return true;
-      }
-      return false;
-    default:
-      return false;
-  }
+// Does the event match every filter given? The same tags the journal's index holds
+// (sm::EventSubjects), so events found through the index and events scanned agree.
+bool MatchesFilters(const JournalQuery& o, std::int64_t since, const events::Event& e) {
+  if (e.time_unix_micros() < since) return false;
+  if (!o.partition && o.device.empty()) return true;
+  const std::vector<std::string> subjects = sm::EventSubjects(e);
+  const auto has = [&subjects](const std::string& tag) {
+    return std::binary_search(subjects.begin(), subjects.end(), tag);
+  };
+  if (o.partition && !has(sm::PartitionSubject(*o.partition))) return false;
+  return o.device.empty() || has(sm::DeviceSubject(o.device));
 }
 
-bool MentionsDevice(const events::Event& e, const std::string& bdf) {
-  // Every event that names devices carries them in its fields; the JSON form finds them all.
-  return sm::EventFieldsJson(e).find("\"" + bdf + "\"") != std::string::npos;
+// The index lookup for the filters: one subject (the partition when both are given).
+store::EventFilter IndexFilter(const JournalQuery& o, std::int64_t since) {
+  store::EventFilter filter;
+  filter.since_time_us = since;
+  if (o.partition) {
+    filter.subject = sm::PartitionSubject(*o.partition);
+  } else if (!o.device.empty()) {
+    filter.subject = sm::DeviceSubject(o.device);
+  }
+  return filter;
 }
 
 nlohmann::json EventJson(std::uint64_t seq, const events::Event& e) {
@@ -93,16 +87,35 @@ Status PrintEventJsonLine(const store::StoredEvent& stored) {
   return Status::Ok();
 }
 
+namespace {
+
+// --since as microseconds (the smallest value when not given).
+Result<std::int64_t> SinceMicros(const JournalQuery& o, bool filtered) {
+  if (!filtered || o.since.empty()) return std::numeric_limits<std::int64_t>::min();
+  Status in_range = CheckRfc3339Ranges(o.since);
+  auto parsed = in_range.ok() ? sm::ParseRfc3339(o.since) : Result<std::int64_t>(in_range);
+  if (!parsed.ok()) return parsed.status().WithContext("--since");
+  return parsed;
+}
+
+void PrintHistoryLine(const store::StoredEvent& stored, const events::Event& e, bool json) {
+  if (json) {
+    std::cout << Dump(EventJson(stored.seq, e)) << "\n";
+    return;
+  }
+  // Every field escaped: an ID with a newline must not forge a line.
+  std::cout << stored.seq << "  " << sm::FormatRfc3339(e.time_unix_micros()) << "  "
+            << EscapeControl(sm::EventTypeName(e)) << "  " << EscapeControl(sm::SummarizeEvent(e))
+            << "\n";
+}
+
+}  // namespace
+
 int PrintHistory(const JournalQuery& o, bool filtered) {
-  std::int64_t since = std::numeric_limits<std::int64_t>::min();
-  if (filtered && !o.since.empty()) {
-    Status in_range = CheckRfc3339Ranges(o.since);
-    auto parsed = in_range.ok() ? sm::ParseRfc3339(o.since) : Result<std::int64_t>(in_range);
-    if (!parsed.ok()) {
-      PrintError(parsed.status().WithContext("--since"));
-      return kExitUnusable;
-    }
-    since = *parsed;
+  auto since = SinceMicros(o, filtered);
+  if (!since.ok()) {
+    PrintError(since.status());
+    return kExitUnusable;
   }
   auto journal = OpenReadOnly(o);
   if (!journal.ok()) {
@@ -110,30 +123,21 @@ int PrintHistory(const JournalQuery& o, bool filtered) {
     return kExitUnusable;
   }
   const bool json = o.format == "json";
+  const bool any_filter = filtered && (o.partition || !o.device.empty() || !o.since.empty());
+  const auto print = [&](const store::StoredEvent& stored) -> Status {
+    auto decoded = sm::DecodeEvent(stored.type, stored.time_unix_micros, stored.payload);
+    if (!decoded.ok()) {
+      return decoded.status().WithContext("journal seq " + std::to_string(stored.seq));
+    }
+    if (any_filter && !MatchesFilters(o, *since, *decoded)) return Status::Ok();
+    PrintHistoryLine(stored, *decoded, json);
+    if (OutputFailed()) return Unavailable("stdout");  // reported by FinishOutput
+    return Status::Ok();
+  };
   // Checked as read: a missing seq or a broken chain stops the listing at that seq (exit 1).
-  Status status =
-      (*journal)->ForEachVerified(1, 0, [&](const store::StoredEvent& stored) -> Status {
-        auto decoded = sm::DecodeEvent(stored.type, stored.time_unix_micros, stored.payload);
-        if (!decoded.ok()) {
-          return decoded.status().WithContext("journal seq " + std::to_string(stored.seq));
-        }
-        const events::Event& e = *decoded;
-        if (filtered) {
-          if (e.time_unix_micros() < since) return Status::Ok();
-          if (o.partition && !MentionsPartition(e, *o.partition)) return Status::Ok();
-          if (!o.device.empty() && !MentionsDevice(e, o.device)) return Status::Ok();
-        }
-        if (json) {
-          std::cout << Dump(EventJson(stored.seq, e)) << "\n";
-        } else {
-          // Every field escaped: an ID with a newline must not forge a line.
-          std::cout << stored.seq << "  " << sm::FormatRfc3339(e.time_unix_micros()) << "  "
-                    << EscapeControl(sm::EventTypeName(e)) << "  "
-                    << EscapeControl(sm::SummarizeEvent(e)) << "\n";
-        }
-        if (OutputFailed()) return Unavailable("stdout");  // reported by FinishOutput
-        return Status::Ok();
-      });
+  // Filtered: through the journal's index, each listed event checked against its predecessor.
+  Status status = any_filter ? (*journal)->ForEachMatching(IndexFilter(o, *since), print)
+                             : (*journal)->ForEachVerified(1, 0, print);
   if (!status.ok() && !OutputFailed()) {
     std::cout.flush();
     PrintError(status);
@@ -197,6 +201,17 @@ void PrintVerifyJson(const store::VerifyReport& report, const sm::State& state,
   std::cout << Dump(out) << "\n";
 }
 
+// The index is derived data: a row that disagrees with its event is reported like damage.
+void CheckIndex(const store::Journal& journal, const IndexCheck& index,
+                store::VerifyReport& report) {
+  std::uint64_t bad_seq = 0;
+  auto problem = index.Compare(journal, &bad_seq);
+  if (problem.ok() && problem->empty()) return;
+  report.ok = false;
+  report.first_bad_seq = bad_seq;
+  report.reason = problem.ok() ? *problem : problem.status().message();
+}
+
 }  // namespace
 
 int VerifyJournal(const JournalQuery& o) {
@@ -214,6 +229,12 @@ int VerifyJournal(const JournalQuery& o) {
     PrintError(journal.status());
     return kExitUnusable;
   }
+  auto subjects_from = (*journal)->SubjectsFrom();
+  if (!subjects_from.ok()) {
+    PrintError(subjects_from.status());
+    return kExitUnusable;
+  }
+  IndexCheck index(*subjects_from);
   sm::State state;
   std::uint64_t anomalies_seen = 0;
   // The hash at the anchor's seq is taken in the same pass as the check (seq 0: the zero hash).
@@ -226,12 +247,14 @@ int VerifyJournal(const JournalQuery& o) {
     GFP_ASSIGN_OR_RETURN(events::Event e,
                          sm::DecodeEvent(stored.type, stored.time_unix_micros, stored.payload));
     sm::Apply(state, stored.seq, e);
+    index.Add(stored.seq, e);
     if (state.anomaly_count != anomalies_seen) {
       anomalies_seen = state.anomaly_count;
       return DataLoss("event makes no sense here: " + state.recent_anomalies.back().description);
     }
     return sm::CheckInvariants(state).WithContext("invariant broken");
   });
+  if (report.ok) CheckIndex(**journal, index, report);
   if (v.anchor && report.ok) v.anchor_problem = AnchorMismatch(*v.anchor, at_anchor, v.head_seq);
   if (o.format == "json") {
     PrintVerifyJson(report, state, v);

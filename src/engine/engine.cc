@@ -9,6 +9,7 @@
 #include "common/text_escape.h"
 #include "statemachine/apply.h"
 #include "statemachine/event_codec.h"
+#include "statemachine/event_subjects.h"
 #include "statemachine/invariants.h"
 #include "statemachine/snapshot_codec.h"
 
@@ -130,7 +131,8 @@ Result<sm::Decision> Engine::Execute(const sm::Command& command) {
   std::vector<store::NewEvent> records;
   records.reserve(decision.events.size());
   for (const auto& event : decision.events) {
-    records.push_back({event.time_unix_micros(), sm::EventTypeName(event), sm::EncodeEvent(event)});
+    records.push_back({event.time_unix_micros(), sm::EventTypeName(event), sm::EncodeEvent(event),
+                       sm::EventSubjects(event)});
   }
   const auto append_started = std::chrono::steady_clock::now();
   GFP_ASSIGN_OR_RETURN(std::uint64_t first_seq, journal_->Append(records));

@@ -28,7 +28,10 @@ namespace gfp::store {
 class Journal {
  public:
   // The schema version this binary creates and migrates to (= number of files in migrations/).
-  static constexpr int kLatestSchemaVersion = 1;
+  static constexpr int kLatestSchemaVersion = 2;
+  // Snapshot retention: besides the newest ones, PruneSnapshots keeps the oldest snapshot of
+  // every span of this many seqs, so replaying to any seq starts at most about this far back.
+  static constexpr std::uint64_t kSparseSnapshotEvery = 100'000;
   // kReadWrite: checks the path before creating anything (a symbolic link, directory, FIFO or
   //   other non-regular file is refused), creates the parent directories (0700) and the file
   //   (0600) only when no file exists, and locks the file itself (a second writer, also through a
@@ -39,11 +42,12 @@ class Journal {
   //   an event beyond the end (DataLoss naming the seq). Older history is not re-hashed here: see
   //   Verify and BackgroundVerifier.
   // kReadOnly: creates nothing of its own; NotFound for a missing file, FailedPrecondition for a
-  //   non-regular file or a schema this binary does not know or that still needs migrating,
-  //   InvalidArgument for a file that is not a journal. SQLite itself creates the -wal/-shm of a
-  //   WAL journal when they are missing and the directory is writable; where they cannot be
-  //   created (read-only directory or media) the file is opened immutable (open_note() says so).
-  //   Does not check the chain (use Verify), so a damaged journal can still be inspected.
+  //   non-regular file, a schema this binary does not know, or one whose first migration never
+  //   ran (an older schema is read as it is, not migrated: SchemaVersion() tells), InvalidArgument
+  //   for a file that is not a journal. SQLite itself creates the -wal/-shm of a WAL journal when
+  //   they are missing and the directory is writable; where they cannot be created (read-only
+  //   directory or media) the file is opened immutable (open_note() says so). Does not check the
+  //   chain (use Verify), so a damaged journal can still be inspected.
   static Result<std::unique_ptr<Journal>> Open(const std::filesystem::path& path, OpenMode mode);
 
   ~Journal();
@@ -70,6 +74,23 @@ class Journal {
   Status ForEachVerified(std::uint64_t from_seq, std::uint64_t to_seq,
                          const std::function<Status(const StoredEvent&)>& fn) const;
 
+  // Calls fn, in seq order, for the events that can match `filter`: from SubjectsFrom() on,
+  // exactly those with time_us >= since_time_us and (when filter.subject is set) tagged with it,
+  // found through the index; before it (events written before the journal recorded tags, by a
+  // binary of schema version 1), every event with time_us >= since_time_us, which the caller must
+  // match itself. Checks what it passes: each indexed event re-hashes to its stored hash chained
+  // from its predecessor's stored hash, the untagged prefix is checked as ForEachVerified does;
+  // DataLoss naming the seq otherwise. Only `journal verify` checks the whole chain.
+  Status ForEachMatching(const EventFilter& filter,
+                         const std::function<Status(const StoredEvent&)>& fn) const;
+  // The first seq whose subjects the journal records (1 for a journal created with them).
+  Result<std::uint64_t> SubjectsFrom() const;
+
+  // Calls fn for every stored (tag, seq, time_us) index row, grouped by tag, each tag's rows in
+  // seq order (for `verify` to check the index against the events).
+  Status ForEachSubjectRow(const std::function<Status(std::string_view tag, std::uint64_t seq,
+                                                      std::int64_t time_us)>& fn) const;
+
   // Stores (or replaces) the snapshot of the state after event `seq` (1 <= seq <= LastSeq()).
   Status SaveSnapshot(std::uint64_t seq, std::string_view payload);
 
@@ -78,8 +99,11 @@ class Journal {
   Result<std::optional<Snapshot>> LatestValidSnapshot(std::uint64_t max_seq,
                                                       std::vector<std::string>* skipped) const;
 
-  // Deletes all but the newest `keep_newest` (>= 1) snapshots; returns how many were deleted.
-  Result<std::uint64_t> PruneSnapshots(std::uint64_t keep_newest);
+  // Deletes snapshots, keeping the newest `keep_newest` (>= 1) and, of the older ones, the oldest
+  // in each span of `sparse_every` (>= 1) seqs (seq / sparse_every); returns how many were
+  // deleted.
+  Result<std::uint64_t> PruneSnapshots(std::uint64_t keep_newest,
+                                       std::uint64_t sparse_every = kSparseSnapshotEvery);
 
   // Checks the whole journal from seq 1: contiguous seqs, every recomputed hash, every snapshot.
   // per_event (may be empty) is called for each event after its hash checked out; its failure

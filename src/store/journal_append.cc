@@ -3,6 +3,7 @@
 
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "store/journal.h"
 #include "store/journal_impl.h"
@@ -11,6 +12,28 @@
 
 namespace gfp::store {
 
+namespace {
+
+// Every event has a type name and no empty tag.
+Status CheckBatch(const Journal::Impl& j, std::span<const NewEvent> events) {
+  if (events.empty()) return InvalidArgument("append to journal " + j.name() + ": no events given");
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (events[i].type.empty()) {
+      return InvalidArgument("append to journal " + j.name() + ": event " + std::to_string(i) +
+                             " of the batch has an empty type name");
+    }
+    for (const std::string& tag : events[i].subjects) {
+      if (tag.empty()) {
+        return InvalidArgument("append to journal " + j.name() + ": event " + std::to_string(i) +
+                               " of the batch has an empty subject tag");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::uint64_t> Journal::Append(std::span<const NewEvent> events) {
   CallGuard guard(*impl_);
   GFP_RETURN_IF_ERROR(guard.status());
@@ -18,13 +41,19 @@ Result<std::uint64_t> Journal::Append(std::span<const NewEvent> events) {
   if (j.mode != OpenMode::kReadWrite) {
     return FailedPrecondition("journal " + j.name() + " is open read-only; cannot append");
   }
-  if (events.empty()) return InvalidArgument("append to journal " + j.name() + ": no events given");
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    if (events[i].type.empty()) {
-      return InvalidArgument("append to journal " + j.name() + ": event " + std::to_string(i) +
-                             " of the batch has an empty type name");
+  GFP_RETURN_IF_ERROR(CheckBatch(j, events));
+  // Tags first seen in this append: forgotten again unless it commits.
+  std::vector<std::string> added;
+  struct ForgetUnlessCommitted {
+    Impl& j;
+    std::vector<std::string>& added;
+    bool committed = false;
+    ~ForgetUnlessCommitted() {
+      if (!committed) {
+        for (const auto& tag : added) j.subject_ids.erase(tag);
+      }
     }
-  }
+  } forget{j, added};
   try {
     sqlite3* db = j.handle();
     GFP_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db, Transaction::Kind::kWrite,
@@ -47,9 +76,11 @@ Result<std::uint64_t> Journal::Append(std::span<const NewEvent> events) {
       if (rc != SQLITE_DONE) {
         return SqliteStatus(rc, db, "appending event seq " + std::to_string(seq), j.path);
       }
+      GFP_RETURN_IF_ERROR(j.InsertSubjects(ev, seq, &added));
       prev = hash;
     }
     GFP_RETURN_IF_ERROR(txn.Commit());
+    forget.committed = true;
     j.NoteWrite();
     const std::uint64_t first = j.last_seq.load() + 1;
     j.last_hash = prev;

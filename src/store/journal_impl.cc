@@ -65,13 +65,29 @@ Status Journal::Impl::PrepareStatements() {
   GFP_ASSIGN_OR_RETURN(
       event_hash_at,
       PreparedStatement::Prepare(handle(), "SELECT hash FROM events WHERE seq = ?1", true, path));
-  if (mode == OpenMode::kReadWrite) {
-    GFP_ASSIGN_OR_RETURN(insert_event,
-                         PreparedStatement::Prepare(handle(),
-                                                    "INSERT INTO events(seq, time_us, type, "
-                                                    "payload, hash) VALUES(?1, ?2, ?3, ?4, ?5)",
-                                                    true, path));
-  }
+  GFP_ASSIGN_OR_RETURN(
+      event_at, PreparedStatement::Prepare(handle(),
+                                           "SELECT seq, time_us, type, payload, hash FROM events "
+                                           "WHERE seq = ?1",
+                                           true, path));
+  if (mode != OpenMode::kReadWrite) return Status::Ok();
+  GFP_ASSIGN_OR_RETURN(insert_event,
+                       PreparedStatement::Prepare(handle(),
+                                                  "INSERT INTO events(seq, time_us, type, "
+                                                  "payload, hash) VALUES(?1, ?2, ?3, ?4, ?5)",
+                                                  true, path));
+  // OR IGNORE: a tag given twice for one event is one row.
+  GFP_ASSIGN_OR_RETURN(insert_event_subject,
+                       PreparedStatement::Prepare(handle(),
+                                                  "INSERT OR IGNORE INTO event_subjects("
+                                                  "subject_id, seq, time_us) VALUES(?1, ?2, ?3)",
+                                                  true, path));
+  GFP_ASSIGN_OR_RETURN(
+      find_subject,
+      PreparedStatement::Prepare(handle(), "SELECT id FROM subjects WHERE tag = ?1", true, path));
+  GFP_ASSIGN_OR_RETURN(
+      insert_subject,
+      PreparedStatement::Prepare(handle(), "INSERT INTO subjects(tag) VALUES(?1)", true, path));
   return Status::Ok();
 }
 
@@ -93,6 +109,65 @@ Status Journal::Impl::ScanRows(std::int64_t from, std::int64_t to,
     row.hash = ColumnView(stmt, 4);
     GFP_RETURN_IF_ERROR(fn(row));
   }
+}
+
+Result<std::int64_t> Journal::Impl::SubjectId(const std::string& tag,
+                                              std::vector<std::string>* added) {
+  if (auto it = subject_ids.find(tag); it != subject_ids.end()) return it->second;
+  std::int64_t id = 0;
+  {
+    sqlite3_stmt* find = find_subject.get();
+    StatementReset reset(find);
+    sqlite3_bind_text64(find, 1, tag.data(), tag.size(), SQLITE_STATIC, SQLITE_UTF8);
+    const int rc = sqlite3_step(find);
+    if (rc == SQLITE_ROW) id = sqlite3_column_int64(find, 0);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+      return SqliteStatus(rc, handle(), "looking up subject tag", path);
+    }
+  }
+  if (id == 0) {
+    sqlite3_stmt* insert = insert_subject.get();
+    StatementReset reset(insert);
+    sqlite3_bind_text64(insert, 1, tag.data(), tag.size(), SQLITE_STATIC, SQLITE_UTF8);
+    const int rc = sqlite3_step(insert);
+    if (rc != SQLITE_DONE) return SqliteStatus(rc, handle(), "adding subject tag", path);
+    id = sqlite3_last_insert_rowid(handle());
+  }
+  subject_ids.emplace(tag, id);
+  added->push_back(tag);
+  return id;
+}
+
+Status Journal::Impl::InsertSubjects(const NewEvent& event, std::uint64_t seq,
+                                     std::vector<std::string>* added) {
+  sqlite3_stmt* stmt = insert_event_subject.get();
+  for (const std::string& tag : event.subjects) {
+    GFP_ASSIGN_OR_RETURN(std::int64_t id, SubjectId(tag, added));
+    StatementReset reset(stmt);
+    sqlite3_bind_int64(stmt, 1, id);
+    sqlite3_bind_int64(stmt, 2, ToSqlSeq(seq));
+    sqlite3_bind_int64(stmt, 3, event.time_unix_micros);
+    const int rc = sqlite3_step(stmt);
+    if (rc != SQLITE_DONE) {
+      return SqliteStatus(rc, handle(), "indexing event seq " + std::to_string(seq), path);
+    }
+  }
+  return Status::Ok();
+}
+
+Result<bool> Journal::Impl::EventAt(std::int64_t seq, EventRow* row) {
+  sqlite3_stmt* stmt = event_at.get();
+  sqlite3_reset(stmt);  // the row's views stay valid until the next call
+  sqlite3_bind_int64(stmt, 1, seq);
+  const int rc = sqlite3_step(stmt);
+  if (rc == SQLITE_DONE) return false;
+  if (rc != SQLITE_ROW) return SqliteStatus(rc, handle(), "reading events", path);
+  row->seq = sqlite3_column_int64(stmt, 0);
+  row->time_unix_micros = sqlite3_column_int64(stmt, 1);
+  row->type = ColumnView(stmt, 2);
+  row->payload = ColumnView(stmt, 3);
+  row->hash = ColumnView(stmt, 4);
+  return true;
 }
 
 Result<std::optional<Hash>> Journal::Impl::EventHashAt(std::uint64_t seq) {

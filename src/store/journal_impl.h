@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
+#include <vector>
 
 #include "store/file_lock.h"
 #include "store/hash_chain.h"
@@ -55,8 +57,14 @@ struct Journal::Impl {
   bool wal_dirty = false;
   std::chrono::steady_clock::time_point last_write{};
   PreparedStatement insert_event;  // read-write journals only
+  PreparedStatement insert_event_subject;
+  PreparedStatement find_subject;
+  PreparedStatement insert_subject;
   PreparedStatement scan_events;
   PreparedStatement event_hash_at;
+  PreparedStatement event_at;
+  // Writer: subjects.id of each tag seen so far (committed rows only).
+  std::unordered_map<std::string, std::int64_t> subject_ids;
 
   std::mutex mu;
   std::atomic<std::thread::id> owner{};
@@ -88,6 +96,13 @@ struct Journal::Impl {
   // Verify can also see rows whose seq was changed to zero or below.
   Status ScanRows(std::int64_t from, std::int64_t to,
                   const std::function<Status(const EventRow&)>& fn);
+  // The subjects.id of `tag`, adding the row when it is new (writer, inside the append's
+  // transaction); new tags are also listed in *added so a failed append can forget them.
+  Result<std::int64_t> SubjectId(const std::string& tag, std::vector<std::string>* added);
+  // Writes the index rows of one appended event.
+  Status InsertSubjects(const NewEvent& event, std::uint64_t seq, std::vector<std::string>* added);
+  // Reads event `seq` into *row (false when there is no such event).
+  Result<bool> EventAt(std::int64_t seq, EventRow* row);
   // The stored hash of event `seq`, or nullopt if there is no such event.
   Result<std::optional<Hash>> EventHashAt(std::uint64_t seq);
   // Why a snapshot row does not check out, or an empty string when it does.

@@ -106,26 +106,31 @@ Result<std::optional<Snapshot>> Journal::LatestValidSnapshot(
   }
 }
 
-Result<std::uint64_t> Journal::PruneSnapshots(std::uint64_t keep_newest) {
+Result<std::uint64_t> Journal::PruneSnapshots(std::uint64_t keep_newest,
+                                              std::uint64_t sparse_every) {
   CallGuard guard(*impl_);
   GFP_RETURN_IF_ERROR(guard.status());
   Impl& j = *impl_;
   if (j.mode != OpenMode::kReadWrite) {
     return FailedPrecondition("journal " + j.name() + " is open read-only; cannot prune snapshots");
   }
-  if (keep_newest == 0) {
+  if (keep_newest == 0 || sparse_every == 0) {
     return InvalidArgument("pruning snapshots of journal " + j.name() +
-                           ": keep_newest must be at least 1");
+                           ": keep_newest and sparse_every must be at least 1");
   }
   try {
-    auto prune =
-        PreparedStatement::Prepare(j.handle(),
-                                   "DELETE FROM snapshots WHERE seq NOT IN "
-                                   "(SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?1)",
-                                   false, j.path);
+    // The oldest of each span survives: as newer snapshots arrive in the same span, they are
+    // the ones deleted, so the kept one never moves.
+    auto prune = PreparedStatement::Prepare(
+        j.handle(),
+        "DELETE FROM snapshots WHERE "
+        "seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?1) AND "
+        "seq NOT IN (SELECT min(seq) FROM snapshots GROUP BY seq / ?2)",
+        false, j.path);
     if (!prune.ok()) return prune.status();
     sqlite3_stmt* stmt = prune->get();
     sqlite3_bind_int64(stmt, 1, ToSqlSeq(keep_newest));
+    sqlite3_bind_int64(stmt, 2, ToSqlSeq(sparse_every));
     const int rc = sqlite3_step(stmt);
     if (rc != SQLITE_DONE) return SqliteStatus(rc, j.handle(), "pruning snapshots", j.path);
     j.NoteWrite();

@@ -4,7 +4,9 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <vector>
 
 namespace gfp::store {
 
@@ -15,6 +17,9 @@ struct NewEvent {
   std::int64_t time_unix_micros = 0;
   std::string type;     // non-empty event type name, e.g. "AllocationGranted"
   std::string payload;  // opaque bytes
+  // Opaque, non-empty tags naming what the event is about ("p:3"), indexed for
+  // Journal::ForEachMatching. Derived data: not covered by the hash chain.
+  std::vector<std::string> subjects{};
 };
 
 struct StoredEvent {
@@ -37,6 +42,12 @@ struct VerifyReport {
   std::uint64_t snapshots_checked = 0;
   std::uint64_t first_bad_seq = 0;  // 0 when ok (or when the failure is not tied to a seq)
   std::string reason;               // empty when ok
+};
+
+// What Journal::ForEachMatching selects.
+struct EventFilter {
+  std::int64_t since_time_us = std::numeric_limits<std::int64_t>::min();  // time_us >= this
+  std::string subject;  // "" = any; else only events tagged with it
 };
 
 enum class OpenMode { kReadWrite, kReadOnly };

@@ -74,7 +74,9 @@ Status CheckDatabaseHeader(const DatabaseHeader& header, OpenMode mode, int late
                     " schema objects but schema version 0 (its PRAGMA user_version was changed): "
                     "neither serve nor the journal verbs can use it; restore it from backup");
   }
-  if (mode == OpenMode::kReadOnly && header.user_version < latest_version) {
+  // A reader reads an older schema as it is (schema 1 lacks only the index, which readers fall
+  // back from); a file whose first migration never ran has no tables to read.
+  if (mode == OpenMode::kReadOnly && header.user_version == 0) {
     return FailedPrecondition("journal " + name + " has schema version " +
                               std::to_string(header.user_version) + " and needs migrating to " +
                               std::to_string(latest_version) +

@@ -12,6 +12,7 @@
 #include "common/temp_dir.h"
 #include "statemachine/apply.h"
 #include "statemachine/event_codec.h"
+#include "statemachine/event_subjects.h"
 #include "statemachine/snapshot_codec.h"
 #include "store/journal.h"
 
@@ -76,8 +77,8 @@ class JournalDeviceKindsTest : public ::testing::Test {
     std::vector<store::NewEvent> batch;
     for (std::size_t i = 0; i < list.size(); ++i) {
       list[i].set_time_unix_micros(kT0 + static_cast<std::int64_t>(i));
-      batch.push_back(
-          {list[i].time_unix_micros(), sm::EventTypeName(list[i]), sm::EncodeEvent(list[i])});
+      batch.push_back({list[i].time_unix_micros(), sm::EventTypeName(list[i]),
+                       sm::EncodeEvent(list[i]), sm::EventSubjects(list[i])});
       sm::Apply(state, i + 1, list[i]);
     }
     ASSERT_TRUE((*journal)->Append(batch).ok());

@@ -156,20 +156,46 @@ TEST_F(JournalSnapshotTest, SnapshotBeyondTheLastEventIsReported) {
   EXPECT_NE(report.reason.find("does not exist"), std::string::npos) << Describe(report);
 }
 
-TEST_F(JournalSnapshotTest, PruneKeepsTheNewest) {
+TEST_F(JournalSnapshotTest, PruneKeepsTheNewestAndTheOldestOfEachSpan) {
   for (std::uint64_t seq : {2U, 4U, 6U, 8U, 10U}) {
     ASSERT_TRUE(journal_->SaveSnapshot(seq, "s" + std::to_string(seq)).ok());
   }
-  auto deleted = journal_->PruneSnapshots(2);
+  auto deleted = journal_->PruneSnapshots(2);  // one span of kSparseSnapshotEvery: keeps 2
   ASSERT_TRUE(deleted.ok()) << Describe(deleted.status());
-  EXPECT_EQ(*deleted, 3U);
+  EXPECT_EQ(*deleted, 2U);
   EXPECT_EQ(Latest(0)->seq, 10U);
   EXPECT_EQ(Latest(9)->seq, 8U);
-  EXPECT_FALSE(Latest(7).has_value());
+  EXPECT_EQ(Latest(7)->seq, 2U);
   auto again = journal_->PruneSnapshots(2);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, 0U);
   EXPECT_EQ(journal_->PruneSnapshots(0).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(journal_->PruneSnapshots(1, 0).status().code(), ErrorCode::kInvalidArgument);
+}
+
+// SPEC §7: `journal state --at SEQ` must not replay from seq 1 for an old SEQ. Saving and
+// pruning as the engine does (a snapshot every 2 events, keep 3), one snapshot per span of 5
+// seqs survives, so the nearest snapshot at or below any seq is at most 5 + 2 events back.
+// Failed before sparse retention: only 16, 18 and 20 were left.
+TEST_F(JournalSnapshotTest, RetentionKeepsSparseOldSnapshotsBoundingReplay) {
+  for (std::uint64_t seq = 2; seq <= 20; seq += 2) {
+    ASSERT_TRUE(journal_->SaveSnapshot(seq, "s" + std::to_string(seq)).ok());
+    ASSERT_TRUE(journal_->PruneSnapshots(3, 5).ok());
+  }
+  std::vector<std::uint64_t> kept;
+  for (std::uint64_t at = 20; at > 0;) {
+    auto s = Latest(at);
+    if (!s) break;
+    kept.insert(kept.begin(), s->seq);
+    at = s->seq - 1;
+  }
+  EXPECT_EQ(kept, (std::vector<std::uint64_t>{2, 6, 10, 16, 18, 20}));
+  for (std::uint64_t at = 2; at <= 20; ++at) {
+    auto s = Latest(at);
+    ASSERT_TRUE(s.has_value()) << "at " << at;
+    EXPECT_LE(at - s->seq, 5U + 2U) << "at " << at;
+    EXPECT_EQ(s->payload, "s" + std::to_string(s->seq));
+  }
 }
 
 }  // namespace

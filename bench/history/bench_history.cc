@@ -1,0 +1,238 @@
+// History benchmark (SPEC §7 "growth with history"): journal bytes per allocation-and-release,
+// and the wall time of the real binary's `journal history --partition N --since T` and
+// `journal state --at SEQ` (each <= 1 s on a 10,000,000-event journal), T and SEQ early, in
+// the middle and late. Output of the commands goes to /dev/null.
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "bench/bench_report.h"
+#include "bench/common/grow_journal.h"
+#include "common/sm_fixtures.h"
+#include "statemachine/event_codec.h"
+#include "statemachine/event_subjects.h"
+#include "store/journal.h"
+
+namespace fs = std::filesystem;
+using gfp::bench::Die;
+using gfp::bench::Fmt;
+using gfp::bench::Row;
+
+extern char** environ;
+
+namespace {
+
+// Boots an HGX H100 node (start, inventory, module mapping, FM connected, partition table) into
+// a new journal, encoded as Engine::Execute encodes events.
+void BootJournal(const fs::path& path) {
+  gfp::testing::Driver driver;
+  driver.Boot(gfp::testing::H100Node());
+  std::vector<gfp::store::NewEvent> records;
+  for (const auto& e : driver.journal) {
+    records.push_back({e.time_unix_micros(), gfp::sm::EventTypeName(e), gfp::sm::EncodeEvent(e),
+                       gfp::sm::EventSubjects(e)});
+  }
+  auto journal = gfp::store::Journal::Open(path, gfp::store::OpenMode::kReadWrite);
+  if (!journal.ok()) Die(journal.status().message());
+  if (auto r = (*journal)->Append(records); !r.ok()) Die(r.status().message());
+}
+
+long long SizeOf(const fs::path& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 ? static_cast<long long>(st.st_size) : 0;
+}
+
+// The time of event `seq`, as RFC 3339.
+std::string TimeAt(const fs::path& path, std::uint64_t seq) {
+  auto journal = gfp::store::Journal::Open(path, gfp::store::OpenMode::kReadOnly);
+  if (!journal.ok()) Die(journal.status().message());
+  std::int64_t time = 0;
+  auto s = (*journal)->ForEach(seq, seq, [&](const gfp::store::StoredEvent& ev) {
+    time = ev.time_unix_micros;
+    return gfp::Status::Ok();
+  });
+  if (!s.ok()) Die(s.message());
+  return gfp::sm::FormatRfc3339(time);
+}
+
+// Runs the binary with `args`, stdout to /dev/null, and returns its wall time in ms.
+double TimeCommand(const std::string& binary, const std::vector<std::string>& args) {
+  std::vector<std::string> all = {binary};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  const auto started = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  if (posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
+    Die("cannot run " + binary);
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) Die("waitpid failed");
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string line;
+    for (const auto& a : all) line += a + " ";
+    Die("command failed (exit " + std::to_string(WEXITSTATUS(status)) + "): " + line);
+  }
+  return ms;
+}
+
+std::string Verdict(double ms) {
+  return std::string("<= 1000 ms: ") + (ms <= 1000 ? "met" : "MISSED");
+}
+
+// Appends `events` in batches of 1000 to a new journal at `path`; events per second.
+double AppendRate(const fs::path& path, const std::vector<gfp::store::NewEvent>& events) {
+  auto journal = gfp::store::Journal::Open(path, gfp::store::OpenMode::kReadWrite);
+  if (!journal.ok()) Die(journal.status().message());
+  const auto started = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < events.size(); i += 1000) {
+    const std::size_t n = std::min<std::size_t>(1000, events.size() - i);
+    if (auto r = (*journal)->Append({events.data() + i, n}); !r.ok()) Die(r.status().message());
+  }
+  const double s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return static_cast<double>(events.size()) / s;
+}
+
+// The store's own cost of the index: the grown journal's first events appended again in
+// batches of 1000, with their tags and without (SPEC floor >= 100,000 events/s batched).
+void BenchAppend(const fs::path& journal, const fs::path& work) {
+  auto source = gfp::store::Journal::Open(journal, gfp::store::OpenMode::kReadOnly);
+  if (!source.ok()) Die(source.status().message());
+  std::vector<gfp::store::NewEvent> tagged;
+  auto s = (*source)->ForEach(1, 200'000, [&](const gfp::store::StoredEvent& ev) {
+    auto e = gfp::sm::DecodeEvent(ev.type, ev.time_unix_micros, ev.payload);
+    if (!e.ok()) return e.status();
+    tagged.push_back({ev.time_unix_micros, ev.type, ev.payload, gfp::sm::EventSubjects(*e)});
+    return gfp::Status::Ok();
+  });
+  if (!s.ok()) Die(s.message());
+  std::vector<gfp::store::NewEvent> untagged = tagged;
+  for (auto& e : untagged) e.subjects.clear();
+  const double without = AppendRate(work / "append-untagged.db", untagged);
+  const double with = AppendRate(work / "append-tagged.db", tagged);
+  Row("batched Append (1000/batch), events without tags", Fmt("%.0f events/s", without),
+      ">= 100,000; the time index only");
+  Row("batched Append (1000/batch), events with their tags", Fmt("%.0f events/s", with),
+      Fmt(">= 100,000: ", 0) + (with >= 100'000 ? "met" : "MISSED") +
+          Fmt("; %.2fx the untagged time", without / with));
+}
+
+struct Options {
+  std::uint64_t events = 10'000'000;
+  std::string dir;
+  std::string journal;  // an existing journal to query instead of growing one
+  std::string binary = GFP_BENCH_HISTORY_BINARY;
+  std::uint32_t partition = 3;
+  bool keep = false;
+  bool migrate = false;
+};
+
+void TimeQueries(const Options& o, const fs::path& journal, std::uint64_t last_seq) {
+  const std::pair<const char*, double> points[] = {
+      {"early", 0.05}, {"middle", 0.5}, {"late", 0.95}};
+  for (const auto& [name, fraction] : points) {
+    const auto seq = static_cast<std::uint64_t>(static_cast<double>(last_seq) * fraction);
+    const std::string since = TimeAt(journal, seq);
+    const double ms =
+        TimeCommand(o.binary, {"journal", "history", "--journal", journal.string(), "--partition",
+                               std::to_string(o.partition), "--since", since});
+    Row(Fmt("journal history --partition %.0f --since T, T ", o.partition) + name,
+        Fmt("%.0f ms", ms), Verdict(ms) + "; T " + since);
+  }
+  for (const auto& [name, fraction] : points) {
+    // Not on a snapshot's seq: the replay after the nearest snapshot is part of the answer.
+    const auto seq = static_cast<std::uint64_t>(static_cast<double>(last_seq) * fraction) + 7'777;
+    const std::uint64_t at = std::min(seq, last_seq);
+    const double ms = TimeCommand(
+        o.binary, {"journal", "state", "--journal", journal.string(), "--at", std::to_string(at)});
+    Row(Fmt("journal state --at SEQ, SEQ %.0f (", static_cast<double>(at)) + name + ")",
+        Fmt("%.0f ms", ms), Verdict(ms));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpu-fabric-plugin history benchmark (journal growth, history and state queries)"};
+  Options o;
+  app.add_option("--events", o.events, "events in the journal to grow")->check(CLI::PositiveNumber);
+  app.add_option("--dir", o.dir, "directory on the disk to measure (default: a temp dir)");
+  app.add_option("--journal", o.journal, "query this existing journal instead of growing one");
+  app.add_option("--binary", o.binary, "the gpu-fabric-plugin binary to time");
+  app.add_option("--partition", o.partition, "the partition to ask history about");
+  app.add_flag("--keep", o.keep, "keep the grown journal");
+  app.add_flag("--migrate", o.migrate, "with --journal: open it read-write first (migrates it)");
+  CLI11_PARSE(app, argc, argv);
+
+  fs::path work;
+  fs::path journal = o.journal;
+  gfp::bench::GrowResult grown;
+  if (journal.empty()) {
+    const fs::path base = o.dir.empty() ? fs::temp_directory_path() : fs::path(o.dir);
+    std::string tmpl = (base / "bench-history-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) Die("cannot create a directory under " + base.string());
+    work = tmpl;
+    journal = work / "journal.db";
+    std::printf("history benchmark: %s, %llu events\n\n", journal.c_str(),
+                static_cast<unsigned long long>(o.events));
+    const auto started = std::chrono::steady_clock::now();
+    BootJournal(journal);
+    grown = gfp::bench::GrowJournal(journal, o.events);
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    gfp::bench::Header();
+    Row("journal growth (boot + cycles, batched appends)",
+        Fmt("%.0f events/s", static_cast<double>(grown.last_seq) / s),
+        Fmt("%.1f s; not a target", s));
+    const double bytes = static_cast<double>(SizeOf(journal) + SizeOf(journal.string() + "-wal"));
+    Row("journal bytes per allocation-and-release",
+        Fmt("%.0f B", bytes / static_cast<double>(grown.cycles)),
+        Fmt("file + -wal after checkpoint: %.0f MB", bytes / 1e6));
+  } else {
+    std::printf("history benchmark: existing journal %s\n\n", journal.c_str());
+    gfp::bench::Header();
+    if (o.migrate) {
+      // A writer's open migrates an older schema (schema 2 builds the time index).
+      const auto started = std::chrono::steady_clock::now();
+      auto writer = gfp::store::Journal::Open(journal, gfp::store::OpenMode::kReadWrite);
+      if (!writer.ok()) Die(writer.status().message());
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+              .count();
+      Row("Open(kReadWrite): migrate and check the chain tail", Fmt("%.0f ms", ms),
+          "once, at the first serve of a new version");
+    }
+    auto j = gfp::store::Journal::Open(journal, gfp::store::OpenMode::kReadOnly);
+    if (!j.ok()) Die(j.status().message());
+    grown.last_seq = (*j)->LastSeq();
+  }
+  Row("journal events", Fmt("%.0f", static_cast<double>(grown.last_seq)), "");
+  if (!work.empty()) BenchAppend(journal, work);
+  TimeQueries(o, journal, grown.last_seq);
+  if (!work.empty() && !o.keep) {
+    std::error_code ec;
+    fs::remove_all(work, ec);
+  } else if (!work.empty()) {
+    std::printf("  (kept: %s)\n", journal.c_str());
+  }
+  return 0;
+}

@@ -1,0 +1,247 @@
+// Filtered reads through the schema-2 indexes (event_subjects, events_by_time): what
+// `journal history --partition/--device/--since` asks, without decoding every event.
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <exception>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "store/hash_chain.h"
+#include "store/journal.h"
+#include "store/journal_impl.h"
+#include "store/sqlite_status.h"
+#include "store/statement.h"
+#include "store/transaction.h"
+
+namespace gfp::store {
+namespace {
+
+// Past this many matches by time alone, a sequential scan is cheaper than seq lookups.
+constexpr std::size_t kTimeIndexLimit = 200'000;
+
+Status Damaged(const Journal::Impl& j, std::uint64_t seq, const std::string& reason) {
+  return DataLoss("journal " + j.name() + " is damaged at seq " + std::to_string(seq) + ": " +
+                  reason + "; run `gpu-fabric-plugin journal verify` for details");
+}
+
+// Fills *ev from a row after checking its hash against `prev` (its predecessor's stored hash).
+Status CheckedEvent(Journal::Impl& j, const EventRow& row, const Hash& prev, StoredEvent* ev) {
+  const auto seq = static_cast<std::uint64_t>(row.seq);
+  if (!ToHash(row.hash, &ev->hash)) {
+    return Damaged(j, seq,
+                   "its hash is " + std::to_string(row.hash.size()) + " bytes, expected 32");
+  }
+  GFP_ASSIGN_OR_RETURN(Hash computed,
+                       j.hasher.EventHash(prev, seq, row.time_unix_micros, row.type, row.payload));
+  if (computed != ev->hash) {
+    return Damaged(j, seq,
+                   "stored hash " + HashToHex(ev->hash) + " does not match the recomputed hash " +
+                       HashToHex(computed));
+  }
+  ev->seq = seq;
+  ev->time_unix_micros = row.time_unix_micros;
+  ev->type.assign(row.type);
+  ev->payload.assign(row.payload);
+  return Status::Ok();
+}
+
+// The stored hash of seq-1 (the zero hash for seq 1).
+Result<Hash> PredecessorHash(Journal::Impl& j, std::uint64_t seq) {
+  if (seq <= 1) return kZeroHash;
+  GFP_ASSIGN_OR_RETURN(std::optional<Hash> prev, j.EventHashAt(seq - 1));
+  if (!prev) return Damaged(j, seq - 1, "event seq " + std::to_string(seq - 1) + " is missing");
+  return *prev;
+}
+
+// Events from..to in order, contiguous and chained from the stored hash of from-1; fn gets those
+// with time_us >= since.
+Status ScanChecked(Journal::Impl& j, std::uint64_t from, std::uint64_t to, std::int64_t since,
+                   const std::function<Status(const StoredEvent&)>& fn) {
+  GFP_ASSIGN_OR_RETURN(Hash prev, PredecessorHash(j, from));
+  std::uint64_t expected = from;
+  StoredEvent ev;
+  const Status scanned =
+      j.ScanRows(ToSqlSeq(from), ToSqlSeq(to), [&](const EventRow& row) -> Status {
+        if (static_cast<std::uint64_t>(row.seq) != expected) {
+          return Damaged(j, expected, "event seq " + std::to_string(expected) + " is missing");
+        }
+        if (Status bad = CheckedEvent(j, row, prev, &ev); !bad.ok()) return bad;
+        prev = ev.hash;
+        ++expected;
+        return row.time_unix_micros >= since ? fn(ev) : Status::Ok();
+      });
+  GFP_RETURN_IF_ERROR(scanned);
+  if (to != std::numeric_limits<std::uint64_t>::max() && expected <= to) {
+    return Damaged(j, expected, "event seq " + std::to_string(expected) + " is missing");
+  }
+  return Status::Ok();
+}
+
+// Looks up each seq (ascending) with its predecessor in one range read, checks it against that
+// predecessor's stored hash and hands it to fn.
+Status VisitSeqs(Journal::Impl& j, const std::vector<std::int64_t>& seqs,
+                 const std::function<Status(const StoredEvent&)>& fn) {
+  StoredEvent ev;
+  for (const std::int64_t seq : seqs) {
+    Hash prev = kZeroHash;
+    bool have_prev = seq <= 1;
+    bool found = false;
+    const Status read = j.ScanRows(seq - 1, seq, [&](const EventRow& row) -> Status {
+      if (row.seq == seq - 1) {
+        have_prev = ToHash(row.hash, &prev);  // a bad hash fails the check below
+        return Status::Ok();
+      }
+      found = true;
+      if (!have_prev) {
+        return Damaged(j, static_cast<std::uint64_t>(seq - 1),
+                       "event seq " + std::to_string(seq - 1) + " is missing");
+      }
+      if (Status bad = CheckedEvent(j, row, prev, &ev); !bad.ok()) return bad;
+      return fn(ev);
+    });
+    GFP_RETURN_IF_ERROR(read);
+    if (!found) {
+      return Damaged(j, static_cast<std::uint64_t>(seq),
+                     "the index names event seq " + std::to_string(seq) + ", which is missing");
+    }
+  }
+  return Status::Ok();
+}
+
+// Collects the int64 first column of a query with ?1..?n bound to `args`; false when more than
+// `limit` rows match.
+Result<bool> CollectSeqs(Journal::Impl& j, const char* sql, const std::vector<std::int64_t>& args,
+                         std::size_t limit, std::vector<std::int64_t>* out) {
+  GFP_ASSIGN_OR_RETURN(PreparedStatement stmt,
+                       PreparedStatement::Prepare(j.handle(), sql, false, j.path));
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    sqlite3_bind_int64(stmt.get(), static_cast<int>(i + 1), args[i]);
+  }
+  for (;;) {
+    const int rc = sqlite3_step(stmt.get());
+    if (rc == SQLITE_DONE) return true;
+    if (rc != SQLITE_ROW) return SqliteStatus(rc, j.handle(), "reading the event index", j.path);
+    if (out->size() >= limit) return false;
+    out->push_back(sqlite3_column_int64(stmt.get(), 0));
+  }
+}
+
+Result<std::optional<std::int64_t>> SubjectIdOf(Journal::Impl& j, const std::string& tag) {
+  GFP_ASSIGN_OR_RETURN(PreparedStatement stmt,
+                       PreparedStatement::Prepare(
+                           j.handle(), "SELECT id FROM subjects WHERE tag = ?1", false, j.path));
+  sqlite3_bind_text64(stmt.get(), 1, tag.data(), tag.size(), SQLITE_STATIC, SQLITE_UTF8);
+  const int rc = sqlite3_step(stmt.get());
+  if (rc == SQLITE_DONE) return std::optional<std::int64_t>();
+  if (rc != SQLITE_ROW) return SqliteStatus(rc, j.handle(), "reading subjects", j.path);
+  return std::optional<std::int64_t>(sqlite3_column_int64(stmt.get(), 0));
+}
+
+// Schema 1 (read as it is by a reader) has no index: every event is before it.
+constexpr int kFirstIndexedSchema = 2;
+
+Result<std::uint64_t> ReadSubjectsFrom(Journal::Impl& j) {
+  if (j.schema_version < kFirstIndexedSchema) {
+    GFP_ASSIGN_OR_RETURN(std::int64_t last,
+                         j.QueryInt64("SELECT max(seq) FROM events", "reading events"));
+    return static_cast<std::uint64_t>(last < 0 ? 0 : last) + 1;
+  }
+  GFP_ASSIGN_OR_RETURN(
+      std::int64_t from,
+      j.QueryInt64("SELECT value FROM journal_meta WHERE key = 'subjects_from_seq'",
+                   "reading journal_meta"));
+  return from <= 0 ? 1 : static_cast<std::uint64_t>(from);
+}
+
+// The indexed part (seq >= from): through the subject's rows, or the time index, or a scan.
+Status MatchIndexed(Journal::Impl& j, std::uint64_t from, const EventFilter& filter,
+                    const std::function<Status(const StoredEvent&)>& fn) {
+  std::vector<std::int64_t> seqs;
+  if (!filter.subject.empty()) {
+    GFP_ASSIGN_OR_RETURN(std::optional<std::int64_t> id, SubjectIdOf(j, filter.subject));
+    if (!id) return Status::Ok();
+    GFP_ASSIGN_OR_RETURN(bool all, CollectSeqs(j,
+                                               "SELECT seq FROM event_subjects WHERE "
+                                               "subject_id = ?1 AND seq >= ?2 AND time_us >= ?3 "
+                                               "ORDER BY seq",
+                                               {*id, ToSqlSeq(from), filter.since_time_us},
+                                               std::numeric_limits<std::size_t>::max(), &seqs));
+    (void)all;
+    return VisitSeqs(j, seqs, fn);
+  }
+  if (filter.since_time_us != std::numeric_limits<std::int64_t>::min()) {
+    GFP_ASSIGN_OR_RETURN(
+        bool all, CollectSeqs(j,
+                              "SELECT seq FROM events INDEXED BY events_by_time "
+                              "WHERE time_us >= ?1 AND seq >= ?2",
+                              {filter.since_time_us, ToSqlSeq(from)}, kTimeIndexLimit, &seqs));
+    if (all) {
+      std::sort(seqs.begin(), seqs.end());
+      return VisitSeqs(j, seqs, fn);
+    }
+  }
+  return ScanChecked(j, from, std::numeric_limits<std::uint64_t>::max(), filter.since_time_us, fn);
+}
+
+}  // namespace
+
+Result<std::uint64_t> Journal::SubjectsFrom() const {
+  CallGuard guard(*impl_);
+  GFP_RETURN_IF_ERROR(guard.status());
+  try {
+    return ReadSubjectsFrom(*impl_);
+  } catch (const std::exception& e) {
+    return StatusFromException(e, "reading journal_meta", impl_->path);
+  }
+}
+
+Status Journal::ForEachMatching(const EventFilter& filter,
+                                const std::function<Status(const StoredEvent&)>& fn) const {
+  CallGuard guard(*impl_);
+  GFP_RETURN_IF_ERROR(guard.status());
+  Impl& j = *impl_;
+  if (!fn) return InvalidArgument("reading journal " + j.name() + ": no callback given");
+  try {
+    // One read transaction: the index and the events are seen as of one moment.
+    GFP_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(j.handle(), Transaction::Kind::kRead,
+                                                             "reading events", j.path));
+    GFP_ASSIGN_OR_RETURN(std::uint64_t from, ReadSubjectsFrom(j));
+    if (from > 1) GFP_RETURN_IF_ERROR(ScanChecked(j, 1, from - 1, filter.since_time_us, fn));
+    if (j.schema_version < kFirstIndexedSchema) return Status::Ok();
+    return MatchIndexed(j, from, filter, fn);
+  } catch (const std::exception& e) {
+    return StatusFromException(e, "reading events", j.path);
+  }
+}
+
+Status Journal::ForEachSubjectRow(
+    const std::function<Status(std::string_view, std::uint64_t, std::int64_t)>& fn) const {
+  CallGuard guard(*impl_);
+  GFP_RETURN_IF_ERROR(guard.status());
+  Impl& j = *impl_;
+  if (j.schema_version < kFirstIndexedSchema) return Status::Ok();
+  try {
+    GFP_ASSIGN_OR_RETURN(
+        PreparedStatement stmt,
+        PreparedStatement::Prepare(j.handle(),
+                                   "SELECT s.tag, es.seq, es.time_us FROM event_subjects es "
+                                   "LEFT JOIN subjects s ON s.id = es.subject_id "
+                                   "ORDER BY es.subject_id, es.seq",
+                                   false, j.path));
+    for (;;) {
+      const int rc = sqlite3_step(stmt.get());
+      if (rc == SQLITE_DONE) return Status::Ok();
+      if (rc != SQLITE_ROW) return SqliteStatus(rc, j.handle(), "reading the event index", j.path);
+      const std::int64_t seq = sqlite3_column_int64(stmt.get(), 1);
+      GFP_RETURN_IF_ERROR(fn(ColumnView(stmt.get(), 0),
+                             seq > 0 ? static_cast<std::uint64_t>(seq) : 0,
+                             sqlite3_column_int64(stmt.get(), 2)));
+    }
+  } catch (const std::exception& e) {
+    return StatusFromException(e, "reading the event index", j.path);
+  }
+}
+
+}  // namespace gfp::store
