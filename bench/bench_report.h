@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -145,23 +146,6 @@ inline Figure Spec7Figure(const std::string& id, double value, std::string note 
   return Figure{id, e->name, value, e->unit, e->goal, e->target, std::move(note), ""};
 }
 
-inline std::string JsonEscape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 inline const char* GoalName(Goal g) {
   return g == Goal::kAtMost ? "at_most" : g == Goal::kAtLeast ? "at_least" : "report";
 }
@@ -212,22 +196,24 @@ class FigureSet {
   // {"bench": ..., "quick": ..., "figures": [{id, name, value, unit, goal, target, ratio,
   // verdict, note, bench}]}; dies when the file cannot be written.
   void WriteJson(const std::string& path, bool quick) const {
-    std::ofstream out(path, std::ios::trunc);
-    out << "{\"bench\": \"" << JsonEscape(program_invocation_short_name)
-        << "\", \"quick\": " << (quick ? "true" : "false") << ", \"figures\": [";
-    for (std::size_t i = 0; i < figures_.size(); ++i) {
-      const Figure& f = figures_[i];
+    nlohmann::json list = nlohmann::json::array();
+    for (const Figure& f : figures_) {
       const double ratio = RatioOf(f);
-      out << (i == 0 ? "\n" : ",\n") << "  {\"id\": \"" << JsonEscape(f.id) << "\", \"name\": \""
-          << JsonEscape(f.name)
-          << "\", \"value\": " << (std::isfinite(f.value) ? Fmt("%.9g", f.value) : "null")
-          << ", \"unit\": \"" << JsonEscape(f.unit) << "\", \"goal\": \"" << GoalName(f.goal)
-          << "\", \"target\": " << Fmt("%.9g", f.target)
-          << ", \"ratio\": " << (!std::isfinite(ratio) ? "null" : Fmt("%.6g", ratio))
-          << ", \"verdict\": \"" << VerdictOf(f) << "\", \"note\": \"" << JsonEscape(f.note)
-          << "\", \"bench\": \"" << JsonEscape(f.bench) << "\"}";
+      list.push_back({{"id", f.id},
+                      {"name", f.name},
+                      {"value", std::isfinite(f.value) ? nlohmann::json(f.value) : nullptr},
+                      {"unit", f.unit},
+                      {"goal", GoalName(f.goal)},
+                      {"target", f.target},
+                      {"ratio", std::isfinite(ratio) ? nlohmann::json(ratio) : nullptr},
+                      {"verdict", VerdictOf(f)},
+                      {"note", f.note},
+                      {"bench", f.bench}});
     }
-    out << "\n]}\n";
+    const nlohmann::json doc = {
+        {"bench", program_invocation_short_name}, {"quick", quick}, {"figures", list}};
+    std::ofstream out(path, std::ios::trunc);
+    out << doc.dump(2) << "\n";
     out.flush();
     if (!out) Die("cannot write " + path);
   }
