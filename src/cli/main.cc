@@ -13,6 +13,9 @@
 #include "cli/serve_command.h"
 
 int main(int argc, char** argv) {
+  // Nothing here writes stdout through C stdio, so std::cout keeps its own buffer (the journal
+  // verbs print up to millions of lines).
+  std::ios::sync_with_stdio(false);
   // Every log line of every subcommand goes to stderr (SPEC §2.1, docs/operations.md); stdout
   // carries only a command's real output (journal history, state, ...).
   gfp::cli::InstallLogging();

@@ -38,6 +38,12 @@ void AppendHexEscape(std::string& out, std::uint8_t byte) {
   out += kHex[byte & 0x0F];
 }
 
+// A byte that stands for itself in escaped text.
+bool IsPlainAscii(char c) {
+  const auto byte = static_cast<std::uint8_t>(c);
+  return byte >= 0x20 && byte < 0x7F && byte != '\\';
+}
+
 // Appends the escaped form of the character at text[i]; returns how many input bytes it took.
 std::size_t AppendEscaped(std::string& out, std::string_view text, std::size_t i) {
   const auto byte = static_cast<std::uint8_t>(text[i]);
@@ -78,7 +84,15 @@ std::size_t AppendEscaped(std::string& out, std::string_view text, std::size_t i
 std::string EscapeControl(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size();) i += AppendEscaped(out, text, i);
+  std::size_t i = 0;
+  while (i < text.size()) {
+    // Runs of printable ASCII other than '\\' (nearly all of any text) are copied whole.
+    std::size_t plain = i;
+    while (plain < text.size() && IsPlainAscii(text[plain])) ++plain;
+    out.append(text.substr(i, plain - i));
+    i = plain;
+    if (i < text.size()) i += AppendEscaped(out, text, i);
+  }
   return out;
 }
 

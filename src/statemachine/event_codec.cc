@@ -6,7 +6,9 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <cctype>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 namespace gfp::sm {
@@ -68,6 +70,18 @@ std::string EventFieldsJson(const Event& event) {
   return json;
 }
 
+namespace {
+
+// Writes `value` as exactly `width` decimal digits (zero-padded) at `out`.
+void PutDigits(char* out, std::int64_t value, int width) {
+  for (int i = width - 1; i >= 0; --i) {
+    out[i] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
+}
+
+}  // namespace
+
 std::string FormatRfc3339(std::int64_t micros) {
   std::int64_t seconds = micros / 1'000'000;
   std::int64_t fraction = micros % 1'000'000;
@@ -75,14 +89,31 @@ std::string FormatRfc3339(std::int64_t micros) {
     fraction += 1'000'000;
     seconds -= 1;
   }
-  std::time_t t = static_cast<std::time_t>(seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
+  // Calendar arithmetic, not gmtime_r (which takes glibc's time-zone lock on every call): the
+  // journal verbs format one time per printed event.
+  using namespace std::chrono;
+  const sys_seconds at{std::chrono::seconds{seconds}};
+  const sys_days day = floor<days>(at);
+  const year_month_day date{day};
+  const hh_mm_ss<std::chrono::seconds> time{at - day};
+  const int year = static_cast<int>(date.year());
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<long long>(fraction));
-  return buf;
+  if (year < 0 || year > 9999) {
+    std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%06lldZ", year,
+                  static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
+                  static_cast<int>(time.hours().count()), static_cast<int>(time.minutes().count()),
+                  static_cast<int>(time.seconds().count()), static_cast<long long>(fraction));
+    return buf;
+  }
+  std::memcpy(buf, "0000-00-00T00:00:00.000000Z", 28);
+  PutDigits(buf, year, 4);
+  PutDigits(buf + 5, static_cast<unsigned>(date.month()), 2);
+  PutDigits(buf + 8, static_cast<unsigned>(date.day()), 2);
+  PutDigits(buf + 11, time.hours().count(), 2);
+  PutDigits(buf + 14, time.minutes().count(), 2);
+  PutDigits(buf + 17, time.seconds().count(), 2);
+  PutDigits(buf + 20, fraction, 6);
+  return std::string(buf, 27);
 }
 
 Result<std::int64_t> ParseRfc3339(const std::string& text) {

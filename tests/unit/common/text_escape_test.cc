@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 
 namespace gfp {
@@ -45,6 +46,21 @@ TEST(EscapeAndTruncate, LongTextSaysHowMuchWasCut) {
 TEST(EscapeAndTruncate, NeverSplitsAnEscape) {
   // "ab" fits, "\n" as "\\n" would need 4 bytes in a 3-byte budget: cut before it.
   EXPECT_EQ(EscapeAndTruncate("ab\ncd", 3), "ab\xE2\x80\xA6 (3 more bytes)");
+}
+
+// EscapeControl copies runs of plain ASCII whole; EscapeAndTruncate (with room for everything)
+// still escapes one character at a time: on any bytes they must agree.
+TEST(EscapeControl, CopyingPlainRunsWholeEscapesLikeOneCharacterAtATime) {
+  std::mt19937 rng(12);  // fixed seed: a failure prints the text that differs
+  const std::string alphabet =
+      std::string("ab \\~\x7f\n\t\r\x01") + "\xC3\xA9\xE2\x80\xA6\xF0\x9F\x98\x80\xFF\xC0";
+  for (int round = 0; round < 5000; ++round) {
+    std::string text;
+    const int length = static_cast<int>(rng() % 40);
+    for (int i = 0; i < length; ++i) text += alphabet[rng() % alphabet.size()];
+    ASSERT_EQ(EscapeControl(text), EscapeAndTruncate(text, 1 << 20))
+        << "text: " << EscapeAndTruncate(text, 1 << 20);
+  }
 }
 
 }  // namespace

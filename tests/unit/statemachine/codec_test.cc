@@ -1,6 +1,10 @@
 // Event and snapshot codecs: round trips, and hostile records reported as corruption.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <ctime>
+#include <random>
+
 #include "common/sm_fixtures.h"
 #include "journal_text/event_summary.h"
 #include "statemachine/event_codec.h"
@@ -103,6 +107,30 @@ TEST(SnapshotCodec, RefusesAModuleTableThatIsNotOneToOne) {
     EXPECT_EQ(decoded.status().code(), ErrorCode::kDataLoss);
     EXPECT_NE(decoded.status().message().find(second.reason), std::string::npos)
         << decoded.status().message();
+  }
+}
+
+// FormatRfc3339 does its own calendar arithmetic; gmtime_r is the reference.
+TEST(Rfc3339, FormatsAsGmtimeDoesOverTenThousandYears) {
+  std::mt19937_64 rng(7);  // fixed seed: a failure prints the micros
+  for (int round = 0; round < 20000; ++round) {
+    // From 1970 minus a bit to year 9999: the range %04d prints in four digits.
+    const std::int64_t micros =
+        static_cast<std::int64_t>(rng() % 253'402'300'800'000'000ULL) - 86'400'000'000LL;
+    std::int64_t seconds = micros / 1'000'000;
+    std::int64_t fraction = micros % 1'000'000;
+    if (fraction < 0) {
+      fraction += 1'000'000;
+      seconds -= 1;
+    }
+    const std::time_t t = static_cast<std::time_t>(seconds);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char want[64];
+    std::snprintf(want, sizeof want, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                  static_cast<long long>(fraction));
+    ASSERT_EQ(FormatRfc3339(micros), want) << "micros " << micros;
   }
 }
 
