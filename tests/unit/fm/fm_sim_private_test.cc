@@ -22,22 +22,16 @@ std::string FileText(const std::string& path) {
   return text.str();
 }
 
-class FmSimPrivate : public FmSimTest {
+class FmSimPrivate : public testing::FmSimRawTest {
  protected:
   void SetUp() override {
-    FmSimTest::SetUp();
-    auto library = FabricManagerLibrary::Load(testing::kSimLibrary);
-    ASSERT_TRUE(library.ok()) << library.status().message();
-    library_ = *library;
-    fn().fmLibShutdown();  // the library is process-global: an earlier test may have left it up
+    FmSimRawTest::SetUp();
     ASSERT_EQ(setenv("NVFM_SIM_PRIVATE", "1", 1), 0);
   }
   void TearDown() override {
-    fn().fmLibShutdown();
+    FmSimRawTest::TearDown();
     unsetenv("NVFM_SIM_PRIVATE");
-    FmSimTest::TearDown();
   }
-  const FmFunctions& fn() { return library_->fn(); }
 
   abi::fmHandle_t Connect() {
     EXPECT_EQ(fn().fmLibInit(), abi::kSuccess);
@@ -46,8 +40,6 @@ class FmSimPrivate : public FmSimTest {
     EXPECT_EQ(fn().fmConnect(&params, &handle), abi::kSuccess);
     return handle;
   }
-
-  std::shared_ptr<const FabricManagerLibrary> library_;
 };
 
 TEST_F(FmSimPrivate, ActivatesAndDeactivatesInMemoryWithoutRewritingTheStateFile) {

@@ -11,24 +11,7 @@ namespace {
 using testing::FmSimTest;
 using testing::UnixParams;
 
-class FmSimRaw : public FmSimTest {
- protected:
-  void SetUp() override {
-    FmSimTest::SetUp();
-    auto library = FabricManagerLibrary::Load(testing::kSimLibrary);
-    ASSERT_TRUE(library.ok()) << library.status().message();
-    library_ = *library;
-    // The library is process-global and may still be initialised by an earlier test.
-    fn().fmLibShutdown();
-  }
-  void TearDown() override {
-    fn().fmLibShutdown();
-    FmSimTest::TearDown();
-  }
-  const FmFunctions& fn() { return library_->fn(); }
-
-  std::shared_ptr<const FabricManagerLibrary> library_;
-};
+class FmSimRaw : public testing::FmSimRawTest {};
 
 TEST_F(FmSimRaw, InitialisationRules) {
   abi::ConnectParamsV2 params = UnixParams();

@@ -27,14 +27,10 @@ abi::PciDevice Pci(std::uint32_t gpu, unsigned function = 4) {
   return abi::PciDevice{0, kBus[gpu], 0, function};
 }
 
-class FmSimVf : public FmSimTest {
+class FmSimVf : public testing::FmSimRawTest {
  protected:
   void SetUp() override {
-    FmSimTest::SetUp();
-    auto library = FabricManagerLibrary::Load(testing::kSimLibrary);
-    ASSERT_TRUE(library.ok()) << library.status().message();
-    library_ = *library;
-    fn().fmLibShutdown();  // process-global: an earlier test may have left it initialised
+    FmSimRawTest::SetUp();
     ASSERT_EQ(fn().fmLibInit(), abi::kSuccess);
     abi::ConnectParamsV2 params = testing::UnixParams();
     ASSERT_EQ(fn().fmConnect(&params, &handle_), abi::kSuccess);
@@ -43,12 +39,6 @@ class FmSimVf : public FmSimTest {
       ASSERT_TRUE(sim().SetVfParent(VfOf(gpu, 5), gpu).ok());
     }
   }
-  void TearDown() override {
-    fn().fmLibShutdown();
-    FmSimTest::TearDown();
-  }
-  const FmFunctions& fn() { return library_->fn(); }
-
   void UseVgpuMode() { ASSERT_TRUE(sim().SetFabricMode(fmsim::FabricMode::kVgpu).ok()); }
 
   int ActivateWithVfs(std::uint32_t partition, std::vector<abi::PciDevice> vfs) {
@@ -69,7 +59,6 @@ class FmSimVf : public FmSimTest {
     return active.ok() ? *active : std::map<std::uint32_t, Vfs>{};
   }
 
-  std::shared_ptr<const FabricManagerLibrary> library_;
   abi::fmHandle_t handle_ = nullptr;
 };
 

@@ -71,4 +71,17 @@ std::vector<std::uint32_t> FmSimTest::Active() {
   return active.ok() ? *active : std::vector<std::uint32_t>{};
 }
 
+void FmSimRawTest::SetUp() {
+  FmSimTest::SetUp();
+  auto library = FabricManagerLibrary::Load(kSimLibrary);
+  ASSERT_TRUE(library.ok()) << library.status().message();
+  library_ = *library;
+  fn().fmLibShutdown();
+}
+
+void FmSimRawTest::TearDown() {
+  if (library_) fn().fmLibShutdown();
+  FmSimTest::TearDown();
+}
+
 }  // namespace gfp::fm::testing

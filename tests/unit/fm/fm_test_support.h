@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "adapters/fm/fabric_manager_client.h"
+#include "adapters/fm/fabric_manager_library.h"
 #include "adapters/fm/fm_abi.h"
 #include "sim/fm/fm_sim_control.h"
 
@@ -42,6 +43,18 @@ class FmSimTest : public ::testing::Test {
   std::string dir_;
   std::string state_path_;
   std::unique_ptr<fmsim::FmSimControl> sim_;
+};
+
+// The simulator called through its raw C ABI (no client): the library loaded and shut down, since
+// it is process-global and an earlier test may have left it initialised; shut down again after.
+class FmSimRawTest : public FmSimTest {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+  const FmFunctions& fn() { return library_->fn(); }
+
+ private:
+  std::shared_ptr<const FabricManagerLibrary> library_;
 };
 
 }  // namespace gfp::fm::testing
