@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli_run.h"
 #include "common/temp_dir.h"
 #include "engine/engine.h"
 
@@ -22,24 +23,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-// `redirect` is appended to the command line (the shell's redirections; default: stderr into
-// the captured output).
-CliRun Cli(const std::string& args, const std::string& redirect = "2>&1") {
-  const std::string command = std::string(GFP_BINARY) + " " + args + " " + redirect;
-  CliRun run;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return run;
-  std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), buffer.size(), pipe)) run.output += buffer.data();
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using gfp::testing::Cli;
+using gfp::testing::CliRun;
 
 class JournalCliTest : public ::testing::Test {
  protected:

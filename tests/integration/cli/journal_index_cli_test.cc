@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli_run.h"
 #include "common/sm_fixtures.h"
 #include "common/temp_dir.h"
 #include "statemachine/event_codec.h"
@@ -22,21 +23,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string output;
-};
-
-CliRun Cli(const std::string& args) {
-  CliRun run;
-  FILE* pipe = ::popen((std::string(GFP_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  if (!pipe) return run;
-  std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), buffer.size(), pipe)) run.output += buffer.data();
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using gfp::testing::Cli;
+using gfp::testing::CliRun;
 
 std::vector<nlohmann::json> JsonLines(const std::string& text) {
   std::vector<nlohmann::json> out;
