@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "adapters/fm/fm_abi.h"
+#include "sim/fm/fabric_model.h"
 #include "sim/fm/sim_state.h"
 #include "sim/fm/sim_tables.h"
 
@@ -62,27 +63,13 @@ std::string Hex(unsigned value) {
   return buffer;
 }
 
-// What one SDK call sees while it holds the state lock.
-struct CallContext {
-  const char* function;
-  SimState& state;
-  const SimTable& table;
+// What one SDK call sees while it holds the state lock: the daemon's side (FabricCall) and this
+// process's side (initialised, handles).
+struct CallContext : FabricCall {
   ProcessState& process;
-  std::string note;  // why a call was refused, for the call log
 
-  int Refuse(int code, std::string why) {
-    note = std::move(why);
-    return code;
-  }
-
-  // Consumes one injected failure for this function, if any.
-  bool TakeFault(int* code) {
-    auto it = state.faults.find(function);
-    if (it == state.faults.end()) return false;
-    *code = it->second.code;
-    if (it->second.remaining != kAlways && --it->second.remaining <= 0) state.faults.erase(it);
-    return true;
-  }
+  CallContext(const char* name, SimState& sim_state, const SimTable& sim_table, ProcessState& p)
+      : FabricCall{name, sim_state, sim_table, {}}, process(p) {}
 
   // NULL -> BADPARAM; unknown, stale or FM unreachable -> CONNECTION_NOT_VALID.
   int CheckHandle(abi::fmHandle_t handle) const {
@@ -94,36 +81,7 @@ struct CallContext {
     }
     return abi::kSuccess;
   }
-
-  bool IsActive(std::uint32_t id) const {
-    return std::binary_search(state.active.begin(), state.active.end(), id);
-  }
-
-  // Partition calls are refused while FM initialises or waits for the resync list.
-  int CheckPartitionMode() const {
-    return state.mode == Mode::kRunning ? abi::kSuccess : abi::kNotConfigured;
-  }
-
-  std::uint32_t LinksAvailable(const SimPartition& partition) const {
-    auto it = state.degraded.find(partition.id);
-    return it == state.degraded.end() ? partition.nvlinks_available : it->second;
-  }
 };
-
-bool Overlap(const SimPartition& a, const SimPartition& b) {
-  for (std::uint32_t id : a.physical_ids) {
-    if (std::find(b.physical_ids.begin(), b.physical_ids.end(), id) != b.physical_ids.end()) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// Consumes one use of a counted fault.
-template <typename F>
-void ConsumeOne(std::map<std::string, F>& faults, typename std::map<std::string, F>::iterator it) {
-  if (it->second.remaining != kAlways && --it->second.remaining <= 0) faults.erase(it);
-}
 
 // How long a call sleeps before it runs: latency plus any one-shot delay. A call with a one-shot
 // delay counts as in flight (state field delayed_in_flight) until it returns.
@@ -152,14 +110,9 @@ Wait TakeWait(const char* path, const char* function) {
 }
 
 // True (and one use consumed) when this process must crash at `point` of `function`.
-bool TakeCrash(SimState& state, const char* function, CrashPoint point) {
-  auto it = state.crashes.find(function);
-  if (it == state.crashes.end() || it->second.point != point) return false;
-  if (it->second.only_pid != 0 && it->second.only_pid != static_cast<int>(::getpid())) {
-    return false;
-  }
-  ConsumeOne(state.crashes, it);
-  return true;
+bool TakeCrash(SimState& state, const SimTable& table, const char* function, CrashPoint point) {
+  FabricCall call{function, state, table, {}};
+  return fmsim::TakeCrash(call, point, static_cast<int>(::getpid()));
 }
 
 // The process dies as on SIGKILL or power loss at this point: no destructors, no reply. What FM
@@ -169,18 +122,6 @@ bool TakeCrash(SimState& state, const char* function, CrashPoint point) {
   std::fprintf(stderr, "nvfm-sim: %s: the caller crashes %s the call (injected)\n", function, when);
   std::fflush(stderr);
   ::_exit(kCrashExitCode);
-}
-
-// A call FM carried out whose reply is lost: the caller gets the armed code instead of SUCCESS.
-int LoseReplyIfArmed(CallContext& c, int code) {
-  if (code != abi::kSuccess) return code;
-  auto it = c.state.lost_replies.find(c.function);
-  if (it == c.state.lost_replies.end()) return code;
-  const int lost = it->second.code;
-  ConsumeOne(c.state.lost_replies, it);
-  if (lost == abi::kConnectionNotValid) ++c.state.generation;  // the link went down
-  c.note = "carried out; reply lost (the caller got " + std::to_string(lost) + ")";
-  return lost;
 }
 
 // Zero-latency mode ($NVFM_SIM_PRIVATE=1, for benchmarks: "FM with zero latency"): the state
@@ -233,7 +174,7 @@ int PrivateCall(const char* function, const char* path,
   }
   ProcessState& process = Process();
   std::lock_guard process_lock(process.mu);
-  CallContext context{function, *state, **table, process, {}};
+  CallContext context(function, *state, **table, process);
   return body(context);
 }
 
@@ -266,15 +207,15 @@ int Call(const char* function, const std::string& args,
     locked->Commit().IgnoreError();
     return abi::kGenericError;
   }
-  if (TakeCrash(locked->state(), function, CrashPoint::kBefore)) {
+  if (TakeCrash(locked->state(), **table, function, CrashPoint::kBefore)) {
     CrashNow(*locked, function, "before FM carries out");
   }
   ProcessState& process = Process();
   std::lock_guard process_lock(process.mu);
-  CallContext context{function, locked->state(), **table, process, {}};
+  CallContext context(function, locked->state(), **table, process);
   const int done = body(context);
   const int code = LoseReplyIfArmed(context, done);
-  const bool crash_after = TakeCrash(locked->state(), function, CrashPoint::kAfter);
+  const bool crash_after = TakeCrash(locked->state(), **table, function, CrashPoint::kAfter);
   if (crash_after)
     context.note += (context.note.empty() ? "" : "; ") + std::string("caller crashed");
   locked->AppendCall(CallRecord{function, args, done, NowMs(), static_cast<int>(::getpid()),
@@ -335,24 +276,6 @@ void MakeHostile(HostileReply hostile, abi::FabricPartitionList* list) {
   }
 }
 
-// IN_USE when the partition or one of its GPUs is already active; NVLINK_ERROR when degraded.
-int CheckCanActivate(const CallContext& c, const SimPartition& partition) {
-  for (std::uint32_t active_id : c.state.active) {
-    const SimPartition* active = c.table.Find(active_id);
-    if (active_id == partition.id || (active != nullptr && Overlap(*active, partition))) {
-      return abi::kInUse;
-    }
-  }
-  if (c.LinksAvailable(partition) < partition.max_nvlinks) {
-    return abi::kNvlinkError;  // degraded links fail training
-  }
-  return abi::kSuccess;
-}
-
-void MarkActive(SimState& state, std::uint32_t id) {
-  state.active.insert(std::upper_bound(state.active.begin(), state.active.end(), id), id);
-}
-
 // The BDF spelling of sysfs ("0000:41:00.4"), which is how vf_parents is keyed. A field out of
 // PCI range yields a string no canonical key equals, so such a VF simply has no known parent.
 std::string VfName(const abi::PciDevice& vf) {
@@ -369,40 +292,6 @@ std::vector<std::string> VfNames(const abi::PciDevice* vf_list, unsigned num_vfs
   if (vf_list == nullptr || num_vfs > abi::kMaxNumGpus) return names;
   for (unsigned i = 0; i < num_vfs; ++i) names.push_back(VfName(vf_list[i]));
   return names;
-}
-
-// vGPU activation (reference §1 row 7, upstream-behaviour §3.3): exactly one VF per GPU of the
-// partition, vfs[i] a VF of the partition's i-th GPU. Every violation is BADPARAM; `note` says
-// which rule.
-int CheckVfList(CallContext& c, const SimPartition& partition,
-                const std::vector<std::string>& vfs) {
-  if (vfs.size() != partition.physical_ids.size()) {
-    return c.Refuse(abi::kBadParam, std::to_string(vfs.size()) + " VFs for a partition of " +
-                                        std::to_string(partition.physical_ids.size()) + " GPUs");
-  }
-  std::set<std::uint32_t> parents_seen;
-  for (std::size_t i = 0; i < vfs.size(); ++i) {
-    const auto parent = c.state.vf_parents.find(vfs[i]);
-    if (parent == c.state.vf_parents.end()) {
-      return c.Refuse(abi::kBadParam, "VF " + vfs[i] + " has no known parent GPU");
-    }
-    const std::uint32_t gpu = parent->second;
-    if (!parents_seen.insert(gpu).second) {
-      return c.Refuse(abi::kBadParam, "two VFs of GPU " + std::to_string(gpu));
-    }
-    const auto& ids = partition.physical_ids;
-    if (std::find(ids.begin(), ids.end(), gpu) == ids.end()) {
-      return c.Refuse(abi::kBadParam, "VF " + vfs[i] + " belongs to GPU " + std::to_string(gpu) +
-                                          ", which is not in partition " +
-                                          std::to_string(partition.id));
-    }
-    if (gpu != ids[i]) {
-      return c.Refuse(abi::kBadParam, "VF " + vfs[i] + " (GPU " + std::to_string(gpu) +
-                                          ") is at position " + std::to_string(i) +
-                                          " where the partition has GPU " + std::to_string(ids[i]));
-    }
-  }
-  return abi::kSuccess;
 }
 
 }  // namespace
@@ -470,9 +359,7 @@ FM_SIM_EXPORT abi::fmReturn_t fmConnect(void* connect_params, abi::fmHandle_t* h
       if (type != (is_path ? abi::kAddrUnix : abi::kAddrInet))
         return static_cast<int>(abi::kBadParam);
     }
-    int code = 0;
-    if (c.TakeFault(&code)) return code;
-    if (c.state.unreachable) return static_cast<int>(abi::kConnectionNotValid);
+    SIM_RETURN_IF_NOT_OK(sim::ModelConnect(c));
     auto connection = std::make_unique<sim::Connection>();
     connection->generation = c.state.generation;
     *handle_out = connection.get();
@@ -501,19 +388,18 @@ FM_SIM_EXPORT abi::fmReturn_t fmGetSupportedFabricPartitions(abi::fmHandle_t han
     if (list->version != abi::kFabricPartitionListVersion)
       return static_cast<int>(abi::kVersionMismatch);
     SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
-    int code = 0;
-    if (c.TakeFault(&code)) return code;
-    SIM_RETURN_IF_NOT_OK(c.CheckPartitionMode());
-    const auto& partitions = c.table.partitions;
+    std::vector<sim::ListedPartition> partitions;
+    SIM_RETURN_IF_NOT_OK(sim::ModelSupportedPartitions(c, &partitions));
     list->numPartitions = static_cast<unsigned>(partitions.size());
     list->maxNumPartitions = list->numPartitions;
     for (std::size_t p = 0; p < partitions.size(); ++p) {
+      const sim::SimPartition& partition = *partitions[p].partition;
       abi::FabricPartitionInfo& info = list->partitionInfo[p];
-      info.partitionId = partitions[p].id;
-      info.isActive = c.IsActive(partitions[p].id) ? 1 : 0;
-      info.numGpus = static_cast<unsigned>(partitions[p].physical_ids.size());
-      for (std::size_t g = 0; g < partitions[p].physical_ids.size(); ++g) {
-        sim::FillGpu(c, partitions[p], partitions[p].physical_ids[g], &info.gpuInfo[g]);
+      info.partitionId = partition.id;
+      info.isActive = partitions[p].active ? 1 : 0;
+      info.numGpus = static_cast<unsigned>(partition.physical_ids.size());
+      for (std::size_t g = 0; g < partition.physical_ids.size(); ++g) {
+        sim::FillGpu(c, partition, partition.physical_ids[g], &info.gpuInfo[g]);
       }
     }
     sim::MakeHostile(c.state.hostile, list);
@@ -526,17 +412,7 @@ FM_SIM_EXPORT abi::fmReturn_t fmActivateFabricPartition(abi::fmHandle_t handle,
   return sim::Call("fmActivateFabricPartition", std::to_string(id), [&](CallContext& c) {
     SIM_RETURN_IF_NOT_OK(sim::CheckInitialised(c));
     SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
-    int code = 0;
-    if (c.TakeFault(&code)) return code;
-    if (c.state.fabric_mode != sim::FabricMode::kSharedNvswitch) {
-      return c.Refuse(abi::kNotSupported, "FABRIC_MODE=2 (vGPU) activates partitions with VFs");
-    }
-    SIM_RETURN_IF_NOT_OK(c.CheckPartitionMode());
-    const sim::SimPartition* partition = c.table.Find(id);
-    if (partition == nullptr) return static_cast<int>(abi::kBadParam);
-    SIM_RETURN_IF_NOT_OK(sim::CheckCanActivate(c, *partition));
-    sim::MarkActive(c.state, id);
-    return static_cast<int>(abi::kSuccess);
+    return sim::ModelActivate(c, id);
   });
 }
 
@@ -557,19 +433,7 @@ FM_SIM_EXPORT abi::fmReturn_t fmActivateFabricPartitionWithVFs(abi::fmHandle_t h
     if (num_vfs > abi::kMaxNumGpus) {
       return c.Refuse(abi::kBadParam, "more than " + std::to_string(abi::kMaxNumGpus) + " VFs");
     }
-    int code = 0;
-    if (c.TakeFault(&code)) return code;
-    if (c.state.fabric_mode != sim::FabricMode::kVgpu) {
-      return c.Refuse(abi::kNotSupported, "FABRIC_MODE=1 (shared NVSwitch) activates whole GPUs");
-    }
-    SIM_RETURN_IF_NOT_OK(c.CheckPartitionMode());
-    const sim::SimPartition* partition = c.table.Find(id);
-    if (partition == nullptr) return static_cast<int>(abi::kBadParam);
-    SIM_RETURN_IF_NOT_OK(sim::CheckVfList(c, *partition, vfs));
-    SIM_RETURN_IF_NOT_OK(sim::CheckCanActivate(c, *partition));
-    sim::MarkActive(c.state, id);
-    c.state.active_vfs[id] = vfs;
-    return static_cast<int>(abi::kSuccess);
+    return sim::ModelActivateWithVfs(c, id, vfs);
   };
   return sim::Call("fmActivateFabricPartitionWithVFs", args, body, vfs);
 }
@@ -579,14 +443,7 @@ FM_SIM_EXPORT abi::fmReturn_t fmDeactivateFabricPartition(abi::fmHandle_t handle
   return sim::Call("fmDeactivateFabricPartition", std::to_string(id), [&](CallContext& c) {
     SIM_RETURN_IF_NOT_OK(sim::CheckInitialised(c));
     SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
-    int code = 0;
-    if (c.TakeFault(&code)) return code;
-    SIM_RETURN_IF_NOT_OK(c.CheckPartitionMode());
-    if (c.table.Find(id) == nullptr) return static_cast<int>(abi::kBadParam);
-    if (!c.IsActive(id)) return static_cast<int>(abi::kUninitialized);  // per [UG]
-    std::erase(c.state.active, id);
-    c.state.active_vfs.erase(id);
-    return static_cast<int>(abi::kSuccess);
+    return sim::ModelDeactivate(c, id);
   });
 }
 
@@ -608,30 +465,12 @@ FM_SIM_EXPORT abi::fmReturn_t fmSetActivatedFabricPartitions(
       return static_cast<int>(abi::kVersionMismatch);
     }
     SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
-    int code = 0;
-    if (c.TakeFault(&code)) return code;
-    if (c.state.mode == sim::Mode::kStarting) return static_cast<int>(abi::kNotConfigured);
-    // Only meaningful after a restart in resiliency mode (our choice for the running case).
-    if (c.state.mode == sim::Mode::kRunning) return static_cast<int>(abi::kNotSupported);
-    if (list->numPartitions > abi::kMaxFabricPartitions) return static_cast<int>(abi::kBadParam);
-    std::vector<std::uint32_t> ids(list->partitionIds, list->partitionIds + list->numPartitions);
-    std::sort(ids.begin(), ids.end());
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      const sim::SimPartition* partition = c.table.Find(ids[i]);
-      if (partition == nullptr) return static_cast<int>(abi::kBadParam);
-      for (std::size_t j = 0; j < i; ++j) {
-        if (ids[j] == ids[i] || sim::Overlap(*c.table.Find(ids[j]), *partition)) {
-          return static_cast<int>(abi::kBadParam);
-        }
-      }
-    }
-    // Partitions left out are no longer active, so their VF lists go too.
-    std::erase_if(c.state.active_vfs, [&](const auto& entry) {
-      return !std::binary_search(ids.begin(), ids.end(), entry.first);
-    });
-    c.state.active = std::move(ids);
-    c.state.mode = sim::Mode::kRunning;
-    return static_cast<int>(abi::kSuccess);
+    // More ids than the struct holds: one too many is enough for the model to refuse them.
+    const unsigned count =
+        std::min<unsigned>(list->numPartitions, abi::kMaxFabricPartitions);
+    std::vector<std::uint32_t> ids(list->partitionIds, list->partitionIds + count);
+    if (list->numPartitions > abi::kMaxFabricPartitions) ids.push_back(0);
+    return sim::ModelSetActivated(c, std::move(ids));
   });
 }
 
@@ -687,16 +526,15 @@ FM_SIM_EXPORT abi::fmReturn_t fmGetUnsupportedFabricPartitions(
       return static_cast<int>(abi::kVersionMismatch);
     }
     SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
-    int code = 0;
-    if (c.TakeFault(&code)) return code;
-    SIM_RETURN_IF_NOT_OK(c.CheckPartitionMode());
+    std::vector<const sim::SimPartition*> degraded;
+    SIM_RETURN_IF_NOT_OK(sim::ModelUnsupportedPartitions(c, &degraded));
     list->numPartitions = 0;
-    for (const sim::SimPartition& partition : c.table.partitions) {
-      if (c.LinksAvailable(partition) >= partition.max_nvlinks) continue;
+    for (const sim::SimPartition* partition : degraded) {
       abi::UnsupportedFabricPartitionInfo& info = list->partitionInfo[list->numPartitions++];
-      info.partitionId = partition.id;
-      info.numGpus = static_cast<unsigned>(partition.physical_ids.size());
-      std::copy(partition.physical_ids.begin(), partition.physical_ids.end(), info.gpuPhysicalIds);
+      info.partitionId = partition->id;
+      info.numGpus = static_cast<unsigned>(partition->physical_ids.size());
+      std::copy(partition->physical_ids.begin(), partition->physical_ids.end(),
+                info.gpuPhysicalIds);
     }
     if (c.state.hostile == sim::HostileReply::kTooManyUnsupported) {
       list->numPartitions = abi::kMaxFabricPartitions + 1;

@@ -5,7 +5,7 @@
 #include "adapters/fm/fabric_manager_client.h"
 #include "adapters/host/module_mapping.h"
 #include "adapters/host/pci_ids.h"
-#include "plugin/core/fabric_link.h"
+#include "plugin/core/fm_library_port.h"
 #include "plugin/core/node_inventory.h"
 
 namespace gfp::plugin {
@@ -33,8 +33,9 @@ Result<std::unique_ptr<engine::Engine>> OpenJournal(const ServeConfig& config,
   return engine;
 }
 
-Result<std::unique_ptr<FabricLink>> MakeFabricLink(const ServeConfig& config,
+Result<std::unique_ptr<FabricPort>> MakeFabricPort(const ServeConfig& config,
                                                    const CoreOverrides& overrides) {
+  if (overrides.fabric) return overrides.fabric(config);
   fm::FabricManagerConfig fm_config;
   fm_config.library_path = config.fm_library;
   fm_config.address = config.fm_address;
@@ -46,7 +47,7 @@ Result<std::unique_ptr<FabricLink>> MakeFabricLink(const ServeConfig& config,
     fm_config.reconnect_backoff_max = *overrides.fm_reconnect_backoff_max;
   }
   GFP_ASSIGN_OR_RETURN(auto client, fm::FabricManagerClient::Create(fm_config));
-  return std::make_unique<FabricLink>(std::move(client));
+  return std::unique_ptr<FabricPort>(std::make_unique<FmLibraryPort>(std::move(client)));
 }
 
 }  // namespace
@@ -64,14 +65,14 @@ Result<std::unique_ptr<PluginCore>> BuildCore(const ServeConfig& config, const s
   }
 
   std::optional<adapters::ModuleMapping> mapping;
-  std::unique_ptr<FabricLink> fabric;
+  std::unique_ptr<FabricPort> fabric;
   if (config.fabric_manager) {
     GFP_RETURN_IF_ERROR(CheckOneFabricMode(inventory));
     GFP_ASSIGN_OR_RETURN(auto checked, adapters::LoadModuleMappingFor(config.pci_module_mapping,
                                                                       inventory.FabricGpuBdfs()));
     for (const auto& warning : checked.warnings) spdlog::warn("{}", warning);
     mapping = std::move(checked.mapping);
-    GFP_ASSIGN_OR_RETURN(fabric, MakeFabricLink(config, overrides));
+    GFP_ASSIGN_OR_RETURN(fabric, MakeFabricPort(config, overrides));
   }
   auto core = std::make_unique<PluginCore>(config, std::move(engine), std::move(inventory),
                                            std::move(mapping), std::move(fabric), std::move(clock));

@@ -1,16 +1,18 @@
 // The composition root: the one place that turns a ServeConfig into a started PluginCore
-// (journal and engine, pci.ids, node scan, module mapping, FM client and FabricLink, Start).
+// (journal and engine, pci.ids, node scan, module mapping, the FabricPort, Start).
 // `serve` (Service::Create), the simulation tests and the benchmarks all build their core here;
 // what they need differently is an override, not a second wiring.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "common/status.h"
 #include "engine/engine.h"
+#include "plugin/core/fabric_port.h"
 #include "plugin/core/plugin_core.h"
 #include "plugin/serve_config.h"
 
@@ -22,6 +24,9 @@ struct CoreOverrides {
   // The FM client's reconnect backoff sleeps for real; simulations keep it tiny.
   std::optional<std::chrono::milliseconds> fm_reconnect_backoff_initial;
   std::optional<std::chrono::milliseconds> fm_reconnect_backoff_max;
+  // With --fabric-manager: builds the FabricPort instead of the SDK client (the deterministic
+  // simulation's in-memory Fabric Manager). Unset: FmLibraryPort over config.fm_library.
+  std::function<Result<std::unique_ptr<FabricPort>>(const ServeConfig&)> fabric;
 };
 
 // Opens and recovers the journal, scans the node, loads pci.ids and (with Fabric Manager) the

@@ -7,92 +7,13 @@
 #include <cstring>
 #include <thread>
 
+#include "adapters/fm/fm_call_error.h"
 #include "adapters/fm/fm_decode.h"
 #include "adapters/fm/fm_pci_device.h"
 #include "adapters/fm/fm_return_codes.h"
 
 namespace gfp::fm {
 namespace {
-
-using Hint = std::function<std::string(int)>;
-
-FmError MakeError(const std::string& what, int code, const std::string& detail, bool from_library) {
-  FmError error;
-  error.code = code;
-  error.name = FmReturnName(code);
-  error.message = what + ": " + error.name + " (" + detail + ")";
-  error.category = FmReturnCategory(code);
-  error.from_library = from_library;
-  return error;
-}
-
-FmError LibraryError(const std::string& what, int code, const Hint& hint) {
-  std::string detail = hint ? hint(code) : std::string();
-  if (detail.empty()) detail = std::string(FmReturnDescription(code));
-  if (detail.empty()) detail = "return code not documented";
-  return MakeError(what, code, detail, true);
-}
-
-// FM said SUCCESS but what it wrote cannot be trusted.
-FmError MalformedReply(const std::string& what, const Status& decode_status) {
-  FmError error;
-  error.code = abi::kGenericError;
-  error.name = FmReturnName(abi::kGenericError);
-  error.message = what + " returned FM_ST_SUCCESS with unusable data: " + decode_status.message();
-  error.category = ErrorCode::kDataLoss;
-  error.from_library = false;
-  return error;
-}
-
-std::string ActivationHint(int code) {
-  switch (code) {
-    case abi::kInUse:
-      return "partition active or its GPUs in another active partition";
-    case abi::kBadParam:
-      return "unknown or unsupported partition id";
-    case abi::kNotConfigured:
-      return "Fabric Manager is initialising or waiting for fmSetActivatedFabricPartitions";
-    case abi::kNotSupported:
-      return "Fabric Manager is not in shared NVSwitch mode (FABRIC_MODE=1)";
-    case abi::kNvlinkError:
-      return "NVLink training failed for the partition";
-    default:
-      return {};
-  }
-}
-
-std::string VfActivationHint(int code) {
-  switch (code) {
-    case abi::kBadParam:
-      return "unknown partition id, or the VFs are not one per GPU of the partition in its GPU "
-             "order";
-    case abi::kNotSupported:
-      return "Fabric Manager is not in vGPU mode (FABRIC_MODE=2)";
-    default:
-      return ActivationHint(code);
-  }
-}
-
-std::string DeactivationHint(int code) {
-  switch (code) {
-    case abi::kUninitialized:
-      return "library not initialised or partition not active";
-    case abi::kBadParam:
-      return "unknown or unsupported partition id";
-    case abi::kNotConfigured:
-      return "Fabric Manager is initialising or waiting for fmSetActivatedFabricPartitions";
-    default:
-      return {};
-  }
-}
-
-std::string QueryHint(int code) {
-  if (code == abi::kNotConfigured) {
-    return "Fabric Manager is initialising or waiting for fmSetActivatedFabricPartitions";
-  }
-  if (code == abi::kNotSupported) return "not supported in this fabric mode or restart state";
-  return {};
-}
 
 // --log-level=debug: one line per SDK call, "Fabric Manager call fmActivateFabricPartition(3)
 // -> FM_ST_IN_USE in 0.4 ms".
@@ -171,16 +92,12 @@ FmStatus FabricManagerClient::RunCall(const std::string& what, std::function<int
   switch (result.outcome) {
     case FmCallRunner::Outcome::kBusy:
       state_ = ConnectionState::kBroken;
-      return MakeError(what, abi::kConnectionNotValid,
-                       "not attempted: an earlier Fabric Manager call has not returned yet", false);
+      return BusyError(what);
     case FmCallRunner::Outcome::kTimedOut:
       spdlog::warn("Fabric Manager call {} did not return within {} ms; connection marked broken",
                    what, config_.call_deadline.count());
       state_ = ConnectionState::kBroken;
-      return MakeError(what, abi::kTimeout,
-                       "no reply within " + std::to_string(config_.call_deadline.count()) +
-                           " ms; connection marked broken",
-                       false);
+      return DeadlineError(what, config_.call_deadline);
     case FmCallRunner::Outcome::kCompleted:
       break;
   }
@@ -251,9 +168,7 @@ FmStatus FabricManagerClient::ConnectLocked() {
     return status;
   };
   if (runner_->HasHungCall()) {
-    return fail(MakeError("fmConnect", abi::kConnectionNotValid,
-                          "not attempted: an earlier Fabric Manager call has not returned yet",
-                          false));
+    return fail(BusyError("fmConnect"));
   }
   DisconnectLocked();
   if (!library_initialised_) {

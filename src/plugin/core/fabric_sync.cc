@@ -11,7 +11,7 @@
 
 namespace gfp::plugin {
 
-FabricSync::FabricSync(engine::Engine& engine, FabricLink* fabric, SagaRunner& sagas,
+FabricSync::FabricSync(engine::Engine& engine, FabricPort* fabric, SagaRunner& sagas,
                        ChangeCounter& changes, const Clock& clock,
                        const std::optional<adapters::ModuleMapping>& mapping)
     : engine_(engine),

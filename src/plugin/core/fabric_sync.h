@@ -15,7 +15,7 @@
 #include "adapters/host/module_mapping.h"
 #include "engine/engine.h"
 #include "plugin/core/change_counter.h"
-#include "plugin/core/fabric_link.h"
+#include "plugin/core/fabric_port.h"
 #include "plugin/core/plugin_clock.h"
 #include "plugin/core/saga_runner.h"
 
@@ -24,7 +24,7 @@ namespace gfp::plugin {
 class FabricSync {
  public:
   // `fabric` is null without --fabric-manager: Sync is then a no-op that returns true.
-  FabricSync(engine::Engine& engine, FabricLink* fabric, SagaRunner& sagas, ChangeCounter& changes,
+  FabricSync(engine::Engine& engine, FabricPort* fabric, SagaRunner& sagas, ChangeCounter& changes,
              const Clock& clock, const std::optional<adapters::ModuleMapping>& mapping);
 
   // One sync; returns (and publishes) whether FM is usable. With `pod_holders_known` (a
@@ -52,7 +52,7 @@ class FabricSync {
   void WarnAboutUnknownModules();
 
   engine::Engine& engine_;
-  FabricLink* const fabric_;
+  FabricPort* const fabric_;
   SagaRunner& sagas_;
   ChangeCounter& changes_;
   const Clock& clock_;

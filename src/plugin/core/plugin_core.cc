@@ -41,7 +41,7 @@ sm::Micros SystemClock() {
 
 PluginCore::PluginCore(ServeConfig config, std::unique_ptr<engine::Engine> engine,
                        NodeInventory inventory, std::optional<adapters::ModuleMapping> mapping,
-                       std::unique_ptr<FabricLink> fabric, Clock clock)
+                       std::unique_ptr<FabricPort> fabric, Clock clock)
     : config_(std::move(config)),
       engine_(std::move(engine)),
       inventory_(std::move(inventory)),

@@ -28,7 +28,7 @@
 #include "engine/engine.h"
 #include "plugin/core/change_counter.h"
 #include "plugin/core/device_health.h"
-#include "plugin/core/fabric_link.h"
+#include "plugin/core/fabric_port.h"
 #include "plugin/core/fabric_sync.h"
 #include "plugin/core/node_inventory.h"
 #include "plugin/core/plugin_clock.h"
@@ -57,7 +57,7 @@ struct ContainerAllocation {
 class PluginCore {
  public:
   PluginCore(ServeConfig config, std::unique_ptr<engine::Engine> engine, NodeInventory inventory,
-             std::optional<adapters::ModuleMapping> mapping, std::unique_ptr<FabricLink> fabric,
+             std::optional<adapters::ModuleMapping> mapping, std::unique_ptr<FabricPort> fabric,
              Clock clock = SystemClock);
 
   // Journals the start, the inventory and the module mapping.
@@ -121,7 +121,7 @@ class PluginCore {
   Status PreStart(const std::string& resource, const std::vector<std::string>& devices);
 
   engine::Engine& engine() { return *engine_; }
-  FabricLink* fabric() { return fabric_.get(); }
+  FabricPort* fabric() { return fabric_.get(); }
 
   // Metrics (SPEC §8.1): set once before serving; null when --metrics-address is off.
   void SetMetrics(metrics::MetricsRegistry* metrics) { metrics_.store(metrics); }
@@ -142,7 +142,7 @@ class PluginCore {
   std::unique_ptr<engine::Engine> engine_;
   const NodeInventory inventory_;
   const std::optional<adapters::ModuleMapping> mapping_;
-  std::unique_ptr<FabricLink> fabric_;
+  std::unique_ptr<FabricPort> fabric_;
   const Clock clock_;
   std::atomic<metrics::MetricsRegistry*> metrics_{nullptr};
 

@@ -70,7 +70,7 @@ std::string FmOutcomeText(const events::FmResult& fm) {
   return text;
 }
 
-SagaRunner::SagaRunner(engine::Engine& engine, FabricLink* fabric, const Clock& clock,
+SagaRunner::SagaRunner(engine::Engine& engine, FabricPort* fabric, const Clock& clock,
                        const std::atomic<metrics::MetricsRegistry*>& metrics)
     : engine_(engine), fabric_(fabric), clock_(clock), metrics_(metrics) {}
 

@@ -10,7 +10,7 @@
 #include "common/log_context.h"
 #include "common/status.h"
 #include "engine/engine.h"
-#include "plugin/core/fabric_link.h"
+#include "plugin/core/fabric_port.h"
 #include "plugin/core/plugin_clock.h"
 
 namespace gfp::plugin {
@@ -29,7 +29,7 @@ struct SagaResult {
 class SagaRunner {
  public:
   // `fabric` is null without --fabric-manager: effects are then answered NOT_SUPPORTED.
-  SagaRunner(engine::Engine& engine, FabricLink* fabric, const Clock& clock,
+  SagaRunner(engine::Engine& engine, FabricPort* fabric, const Clock& clock,
              const std::atomic<metrics::MetricsRegistry*>& metrics);
 
   // Executes `command` and every effect it leads to, feeding outcomes back. Journal failures
@@ -51,7 +51,7 @@ class SagaRunner {
                          SagaResult& result);
 
   engine::Engine& engine_;
-  FabricLink* const fabric_;
+  FabricPort* const fabric_;
   const Clock& clock_;
   const std::atomic<metrics::MetricsRegistry*>& metrics_;
   std::string interrupted_cause_;

@@ -1,4 +1,4 @@
-#include "plugin/core/fabric_link.h"
+#include "plugin/core/fm_library_port.h"
 
 #include <algorithm>
 #include <set>
@@ -13,20 +13,20 @@ events::FmResult ToEventResult(const fm::FmStatus& status) {
   return out;
 }
 
-FabricLink::FabricLink(std::unique_ptr<fm::FabricManagerClient> client)
+FmLibraryPort::FmLibraryPort(std::unique_ptr<fm::FabricManagerClient> client)
     : client_(std::move(client)) {}
 
-events::FmResult FabricLink::Connect() { return ToEventResult(client_->Connect()); }
+events::FmResult FmLibraryPort::Connect() { return ToEventResult(client_->Connect()); }
 
-bool FabricLink::connected() const {
+bool FmLibraryPort::connected() const {
   return client_->connection_state() == fm::ConnectionState::kConnected;
 }
 
-int FabricLink::connect_struct_version() const { return client_->connect_struct_version(); }
+int FmLibraryPort::connect_struct_version() const { return client_->connect_struct_version(); }
 
-const std::string& FabricLink::address() const { return client_->config().address; }
+const std::string& FmLibraryPort::address() const { return client_->config().address; }
 
-Result<std::vector<events::Partition>> FabricLink::FabricState(events::FmResult* failure) {
+Result<std::vector<events::Partition>> FmLibraryPort::FabricState(events::FmResult* failure) {
   auto supported = client_->GetSupportedPartitions();
   if (!supported.ok()) {
     if (failure) *failure = ToEventResult(supported.fm_status());
@@ -53,7 +53,7 @@ Result<std::vector<events::Partition>> FabricLink::FabricState(events::FmResult*
   return out;
 }
 
-events::FmResult FabricLink::Carry(const sm::Effect& effect) {
+events::FmResult FmLibraryPort::Carry(const sm::Effect& effect) {
   switch (effect.kind) {
     case sm::Effect::Kind::kActivatePartition:
       // vGPU VFs (FABRIC_MODE=2) name their VFs; whole GPUs (FABRIC_MODE=1) do not.
