@@ -9,6 +9,7 @@
 
 #include "adapters/fm/fm_abi.h"
 #include "adapters/host/bdf.h"
+#include "sim/fm/fm_state_store.h"
 #include "sim/fm/sim_state.h"
 #include "sim/fm/sim_tables.h"
 
@@ -17,12 +18,6 @@ namespace {
 
 const std::vector<std::string_view> kFunctionNames(std::begin(fm::abi::kSymbolNames),
                                                    std::end(fm::abi::kSymbolNames));
-
-Status Update(const std::string& path, const std::function<Status(SimState&)>& change) {
-  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path));
-  GFP_RETURN_IF_ERROR(change(locked.state()));
-  return locked.Commit();
-}
 
 Status CheckFunction(std::string_view function, bool allow_all) {
   if (allow_all && function == "*") return Status::Ok();
@@ -63,28 +58,35 @@ Result<FmSimControl> FmSimControl::Create(const std::string& state_path, std::st
   SimState initial;
   initial.table = std::string(table);
   GFP_RETURN_IF_ERROR(LockedState::Initialise(state_path, initial));
-  return FmSimControl(state_path);
+  return FmSimControl(state_path, std::make_shared<FileStateStore>(state_path));
+}
+
+Result<FmSimControl> FmSimControl::InMemory(std::string_view table) {
+  GFP_RETURN_IF_ERROR(FindTable(table).status());
+  SimState initial;
+  initial.table = std::string(table);
+  return FmSimControl("", std::make_shared<MemoryStateStore>(std::move(initial)));
 }
 
 Result<FmSimControl> FmSimControl::Open(const std::string& state_path) {
   GFP_RETURN_IF_ERROR(LockedState::Acquire(state_path).status());
-  return FmSimControl(state_path);
+  return FmSimControl(state_path, std::make_shared<FileStateStore>(state_path));
 }
 
 Status FmSimControl::SetMode(Mode mode) {
-  return Update(path_, [&](SimState& s) {
+  return store_->Update([&](SimState& s) {
     s.mode = mode;
     return Status::Ok();
   });
 }
 
 Result<Mode> FmSimControl::GetMode() const {
-  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
-  return locked.state().mode;
+  GFP_ASSIGN_OR_RETURN(SimState state, store_->Read());
+  return state.mode;
 }
 
 Status FmSimControl::SetFabricMode(FabricMode mode) {
-  return Update(path_, [&](SimState& s) -> Status {
+  return store_->Update([&](SimState& s) -> Status {
     if (mode != s.fabric_mode && !s.active.empty()) {
       return FailedPrecondition("cannot change the simulated Fabric Manager's fabric mode while " +
                                 std::to_string(s.active.size()) +
@@ -96,13 +98,13 @@ Status FmSimControl::SetFabricMode(FabricMode mode) {
 }
 
 Result<FabricMode> FmSimControl::GetFabricMode() const {
-  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
-  return locked.state().fabric_mode;
+  GFP_ASSIGN_OR_RETURN(SimState state, store_->Read());
+  return state.fabric_mode;
 }
 
 Status FmSimControl::SetVfParent(std::string_view vf_bdf, std::uint32_t parent_physical_id) {
   GFP_ASSIGN_OR_RETURN(std::string vf, adapters::NormalizeBdf(vf_bdf));
-  return Update(path_, [&](SimState& s) -> Status {
+  return store_->Update([&](SimState& s) -> Status {
     GFP_ASSIGN_OR_RETURN(const SimTable* table, FindTable(s.table));
     if (!TableHasGpu(*table, parent_physical_id)) {
       return InvalidArgument("GPU " + std::to_string(parent_physical_id) + " (parent of VF " + vf +
@@ -114,7 +116,7 @@ Status FmSimControl::SetVfParent(std::string_view vf_bdf, std::uint32_t parent_p
 }
 
 Status FmSimControl::ClearVfParents() {
-  return Update(path_, [](SimState& s) {
+  return store_->Update([](SimState& s) {
     s.vf_parents.clear();
     return Status::Ok();
   });
@@ -122,7 +124,7 @@ Status FmSimControl::ClearVfParents() {
 
 Status FmSimControl::InjectFailure(std::string_view function, int code, int count) {
   GFP_RETURN_IF_ERROR(CheckFunction(function, false));
-  return Update(path_, [&](SimState& s) {
+  return store_->Update([&](SimState& s) {
     if (count == 0) {
       s.faults.erase(std::string(function));
     } else {
@@ -133,7 +135,7 @@ Status FmSimControl::InjectFailure(std::string_view function, int code, int coun
 }
 
 Status FmSimControl::ClearFailures() {
-  return Update(path_, [](SimState& s) {
+  return store_->Update([](SimState& s) {
     s.faults.clear();
     s.lost_replies.clear();
     s.crashes.clear();
@@ -145,7 +147,7 @@ Status FmSimControl::ClearFailures() {
 Status FmSimControl::LoseReply(std::string_view function, int code, int count) {
   GFP_RETURN_IF_ERROR(CheckFunction(function, false));
   if (count != 0 && code == 0) return InvalidArgument("a lost reply needs a failure code");
-  return Update(path_, [&](SimState& s) {
+  return store_->Update([&](SimState& s) {
     if (count == 0) {
       s.lost_replies.erase(std::string(function));
     } else {
@@ -158,7 +160,7 @@ Status FmSimControl::LoseReply(std::string_view function, int code, int count) {
 Status FmSimControl::CrashCaller(std::string_view function, CrashPoint point, int count,
                                  int only_pid) {
   GFP_RETURN_IF_ERROR(CheckFunction(function, false));
-  return Update(path_, [&](SimState& s) {
+  return store_->Update([&](SimState& s) {
     if (count == 0) {
       s.crashes.erase(std::string(function));
     } else {
@@ -171,7 +173,7 @@ Status FmSimControl::CrashCaller(std::string_view function, CrashPoint point, in
 Status FmSimControl::DelayNext(std::string_view function, int ms, int count) {
   GFP_RETURN_IF_ERROR(CheckFunction(function, false));
   if (ms < 0) return InvalidArgument("a delay must not be negative");
-  return Update(path_, [&](SimState& s) {
+  return store_->Update([&](SimState& s) {
     if (count == 0 || ms == 0) {
       s.delays.erase(std::string(function));
     } else {
@@ -182,9 +184,9 @@ Status FmSimControl::DelayNext(std::string_view function, int ms, int count) {
 }
 
 Result<int> FmSimControl::DelayedCallsInFlight() const {
-  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
+  GFP_ASSIGN_OR_RETURN(SimState state, store_->Read());
   int in_flight = 0;
-  for (int pid : locked.state().delayed_pids) {
+  for (int pid : state.delayed_pids) {
     if (::kill(pid, 0) == 0 || errno == EPERM) ++in_flight;  // a live process
   }
   return in_flight;
@@ -193,7 +195,7 @@ Result<int> FmSimControl::DelayedCallsInFlight() const {
 Status FmSimControl::SetLatency(std::string_view function, int ms) {
   GFP_RETURN_IF_ERROR(CheckFunction(function, true));
   if (ms < 0) return InvalidArgument("latency must not be negative");
-  return Update(path_, [&](SimState& s) {
+  return store_->Update([&](SimState& s) {
     if (ms == 0) {
       s.latency_ms.erase(std::string(function));
     } else {
@@ -204,14 +206,14 @@ Status FmSimControl::SetLatency(std::string_view function, int ms) {
 }
 
 Status FmSimControl::DropConnections() {
-  return Update(path_, [](SimState& s) {
+  return store_->Update([](SimState& s) {
     ++s.generation;
     return Status::Ok();
   });
 }
 
 Status FmSimControl::SetUnreachable(bool unreachable) {
-  return Update(path_, [&](SimState& s) {
+  return store_->Update([&](SimState& s) {
     if (unreachable && !s.unreachable) ++s.generation;  // FM going away closes every handle
     s.unreachable = unreachable;
     return Status::Ok();
@@ -219,7 +221,7 @@ Status FmSimControl::SetUnreachable(bool unreachable) {
 }
 
 Status FmSimControl::Restart(bool resiliency) {
-  return Update(path_, [&](SimState& s) {
+  return store_->Update([&](SimState& s) {
     ++s.generation;
     if (resiliency) {
       s.mode = Mode::kAwaitingResync;
@@ -233,7 +235,7 @@ Status FmSimControl::Restart(bool resiliency) {
 }
 
 Status FmSimControl::Degrade(std::uint32_t partition_id, std::uint32_t available_links) {
-  return Update(path_, [&](SimState& s) -> Status {
+  return store_->Update([&](SimState& s) -> Status {
     GFP_ASSIGN_OR_RETURN(const SimPartition* partition, FindPartition(s, partition_id));
     if (available_links > partition->max_nvlinks) {
       return InvalidArgument("partition " + std::to_string(partition_id) + " has at most " +
@@ -249,32 +251,32 @@ Status FmSimControl::Degrade(std::uint32_t partition_id, std::uint32_t available
 }
 
 Status FmSimControl::SetOnlyV1Connect(bool only_v1) {
-  return Update(path_, [&](SimState& s) {
+  return store_->Update([&](SimState& s) {
     s.only_v1_connect = only_v1;
     return Status::Ok();
   });
 }
 
 Status FmSimControl::SetHostileReply(HostileReply reply) {
-  return Update(path_, [&](SimState& s) {
+  return store_->Update([&](SimState& s) {
     s.hostile = reply;
     return Status::Ok();
   });
 }
 
 Result<std::vector<std::uint32_t>> FmSimControl::ActivePartitions() const {
-  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
-  return locked.state().active;
+  GFP_ASSIGN_OR_RETURN(SimState state, store_->Read());
+  return state.active;
 }
 
 Result<std::map<std::uint32_t, std::vector<std::string>>> FmSimControl::ActiveVfs() const {
-  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
-  return locked.state().active_vfs;
+  GFP_ASSIGN_OR_RETURN(SimState state, store_->Read());
+  return state.active_vfs;
 }
 
 // Direct changes bypass the SDK's checks on purpose: they model another actor changing FM.
 Status FmSimControl::ActivateDirectly(std::uint32_t partition_id, std::vector<std::string> vfs) {
-  return Update(path_, [&](SimState& s) -> Status {
+  return store_->Update([&](SimState& s) -> Status {
     GFP_RETURN_IF_ERROR(FindPartition(s, partition_id).status());
     if (!std::binary_search(s.active.begin(), s.active.end(), partition_id)) {
       s.active.insert(std::upper_bound(s.active.begin(), s.active.end(), partition_id),
@@ -286,7 +288,7 @@ Status FmSimControl::ActivateDirectly(std::uint32_t partition_id, std::vector<st
 }
 
 Status FmSimControl::DeactivateDirectly(std::uint32_t partition_id) {
-  return Update(path_, [&](SimState& s) -> Status {
+  return store_->Update([&](SimState& s) -> Status {
     GFP_RETURN_IF_ERROR(FindPartition(s, partition_id).status());
     std::erase(s.active, partition_id);
     s.active_vfs.erase(partition_id);
@@ -294,10 +296,7 @@ Status FmSimControl::DeactivateDirectly(std::uint32_t partition_id) {
   });
 }
 
-Result<std::vector<CallRecord>> FmSimControl::CallLog() const {
-  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
-  return locked.ReadCallLog();
-}
+Result<std::vector<CallRecord>> FmSimControl::CallLog() const { return store_->CallLog(); }
 
 Result<std::vector<VfActivation>> FmSimControl::VfActivations() const {
   GFP_ASSIGN_OR_RETURN(std::vector<CallRecord> log, CallLog());
@@ -310,10 +309,6 @@ Result<std::vector<VfActivation>> FmSimControl::VfActivations() const {
   return activations;
 }
 
-Status FmSimControl::ClearCallLog() {
-  GFP_ASSIGN_OR_RETURN(LockedState locked, LockedState::Acquire(path_));
-  GFP_RETURN_IF_ERROR(locked.ClearCallLog());
-  return locked.Commit();
-}
+Status FmSimControl::ClearCallLog() { return store_->ClearCallLog(); }
 
 }  // namespace gfp::fmsim

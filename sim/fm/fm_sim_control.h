@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/status.h"
+#include "sim/fm/fm_state_store.h"
 #include "sim/fm/sim_types.h"
 
 namespace gfp::fmsim {
@@ -31,8 +33,15 @@ class FmSimControl {
   static Result<FmSimControl> Create(const std::string& state_path, std::string_view table);
   // Attaches to an existing state file.
   static Result<FmSimControl> Open(const std::string& state_path);
+  // A fresh state in memory (no file, no library): the deterministic simulation's FM, whose
+  // calls arrive through sim/world's in-memory FabricPort. state_path() is empty.
+  static Result<FmSimControl> InMemory(std::string_view table);
+  // Over a store the caller made (e.g. a MemoryStateStore it also serves calls from).
+  static FmSimControl Over(std::shared_ptr<FmStateStore> store) { return FmSimControl("", std::move(store)); }
 
   const std::string& state_path() const { return path_; }
+  // Where the state lives (the file, or memory for InMemory).
+  FmStateStore& store() { return *store_; }
 
   Status SetMode(Mode mode);
   Result<Mode> GetMode() const;
@@ -96,9 +105,11 @@ class FmSimControl {
   Status ClearCallLog();
 
  private:
-  explicit FmSimControl(std::string path) : path_(std::move(path)) {}
+  FmSimControl(std::string path, std::shared_ptr<FmStateStore> store)
+      : path_(std::move(path)), store_(std::move(store)) {}
 
   std::string path_;
+  std::shared_ptr<FmStateStore> store_;
 };
 
 }  // namespace gfp::fmsim

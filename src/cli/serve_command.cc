@@ -129,11 +129,10 @@ int Serve(const RawServeFlags& raw, const std::vector<const CLI::Option*>& optio
   return 0;
 }
 
-}  // namespace
-
-void AddServeCommand(CLI::App& app, int* exit_code) {
-  auto raw = std::make_shared<RawServeFlags>();
-  CLI::App* serve = app.add_subcommand("serve", "Run the node daemon (device plugin)");
+// serve's flags (SPEC §2.1), bound to `raw`.
+void AddServeFlags(CLI::App& serve_app, RawServeFlags& raw_flags) {
+  CLI::App* serve = &serve_app;
+  RawServeFlags* raw = &raw_flags;
   // --help prints every default (scripts/check-deploy.sh compares the manifests with them).
   serve->option_defaults()->always_capture_default();
   serve
@@ -178,9 +177,32 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
       ->add_option("--metrics-address", raw->metrics_address,
                    "HOST:PORT or :PORT for /metrics, /healthz, /readyz (port 0: any free port)")
       ->envname("GPU_FABRIC_METRICS_ADDRESS");
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, int* exit_code) {
+  auto raw = std::make_shared<RawServeFlags>();
+  CLI::App* serve = app.add_subcommand("serve", "Run the node daemon (device plugin)");
+  AddServeFlags(*serve, *raw);
   std::vector<const CLI::Option*> options;
   for (const CLI::Option* option : serve->get_options()) options.push_back(option);
   serve->callback([raw, options, exit_code] { *exit_code = Serve(*raw, options); });
+}
+
+Result<plugin::ServeConfig> ParseServeArgs(const std::vector<std::string>& args) {
+  RawServeFlags raw;
+  CLI::App app("gpu-fabric-plugin serve");
+  AddServeFlags(app, raw);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses from the back
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return InvalidArgument("serve flags: " + std::string(e.what()));
+  }
+  std::vector<const CLI::Option*> options;
+  for (const CLI::Option* option : app.get_options()) options.push_back(option);
+  return CheckedConfig(raw, options);
 }
 
 }  // namespace gfp::cli

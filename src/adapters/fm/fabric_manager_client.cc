@@ -134,11 +134,7 @@ FmStatus FabricManagerClient::ConnectWithStruct(int struct_version) {
     };
   }
   const std::string what = "fmConnect(" + info + ", v" + std::to_string(struct_version) + ")";
-  FmStatus status = RunCall(what, std::move(call), [](int code) -> std::string {
-    if (code == abi::kConnectionNotValid) return "Fabric Manager unreachable at this address";
-    if (code == abi::kVersionMismatch) return "connect struct version not accepted";
-    return {};
-  });
+  FmStatus status = RunCall(what, std::move(call), ConnectHint);
   if (!status.ok()) return status;
   if (*handle == nullptr) {
     return MakeError(what, abi::kGenericError, "returned FM_ST_SUCCESS but no handle", false);
@@ -284,25 +280,11 @@ FmStatus FabricManagerClient::Activate(std::uint32_t partition_id) {
 
 FmStatus FabricManagerClient::ActivatePartitionWithVfs(std::uint32_t partition_id,
                                                        std::span<const std::string> vf_bdfs) {
-  const std::string call = "fmActivateFabricPartitionWithVFs(" + std::to_string(partition_id);
-  auto refuse = [&](const std::string& why) -> FmStatus {
-    return MakeError(call + ")", abi::kBadParam, "not sent: " + why, false);
-  };
-  if (vf_bdfs.empty()) return refuse("the VF list is empty");
-  if (vf_bdfs.size() > abi::kMaxNumGpus) {
-    return refuse(std::to_string(vf_bdfs.size()) + " VFs exceed the maximum " +
-                  std::to_string(abi::kMaxNumGpus) + " (one per GPU)");
-  }
+  auto prepared = PrepareVfActivation(partition_id, vf_bdfs);
+  if (!prepared.ok()) return prepared.fm_status();
   // Shared with the worker thread, which may outlive this call if FM does not answer in time.
-  auto vfs = std::make_shared<std::vector<abi::PciDevice>>();
-  std::string what = call + ", [";
-  for (const std::string& bdf : vf_bdfs) {
-    auto device = ParsePciDevice(bdf);
-    if (!device.ok()) return refuse(device.status().message());
-    vfs->push_back(*device);
-    what += (vfs->size() == 1 ? "" : ",") + PciDeviceName(*device);
-  }
-  what += "])";
+  auto vfs = std::make_shared<std::vector<abi::PciDevice>>(std::move(prepared->vfs));
+  const std::string what = std::move(prepared->what);
   auto library = library_;
   return CallWithReconnect(
       what,

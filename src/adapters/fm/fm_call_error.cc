@@ -83,6 +83,12 @@ std::string QueryHint(int code) {
   return {};
 }
 
+std::string ConnectHint(int code) {
+  if (code == abi::kConnectionNotValid) return "Fabric Manager unreachable at this address";
+  if (code == abi::kVersionMismatch) return "connect struct version not accepted";
+  return {};
+}
+
 FmError DeadlineError(const std::string& what, std::chrono::milliseconds deadline) {
   return MakeError(what, abi::kTimeout,
                    "no reply within " + std::to_string(deadline.count()) +

@@ -30,5 +30,6 @@ std::string ActivationHint(int code);
 std::string VfActivationHint(int code);
 std::string DeactivationHint(int code);
 std::string QueryHint(int code);
+std::string ConnectHint(int code);
 
 }  // namespace gfp::fm

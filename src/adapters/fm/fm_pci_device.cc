@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "adapters/fm/fm_call_error.h"
 #include "adapters/host/bdf.h"
 
 namespace gfp::fm {
@@ -23,6 +24,29 @@ std::string PciDeviceName(const abi::PciDevice& device) {
   std::snprintf(buffer, sizeof(buffer), "%04x:%02x:%02x.%x", device.domain, device.bus,
                 device.device, device.function);
   return buffer;
+}
+
+FmResult<VfActivation> PrepareVfActivation(std::uint32_t partition_id,
+                                           std::span<const std::string> vf_bdfs) {
+  const std::string call = "fmActivateFabricPartitionWithVFs(" + std::to_string(partition_id);
+  auto refuse = [&](const std::string& why) -> FmError {
+    return MakeError(call + ")", abi::kBadParam, "not sent: " + why, false);
+  };
+  if (vf_bdfs.empty()) return refuse("the VF list is empty");
+  if (vf_bdfs.size() > abi::kMaxNumGpus) {
+    return refuse(std::to_string(vf_bdfs.size()) + " VFs exceed the maximum " +
+                  std::to_string(abi::kMaxNumGpus) + " (one per GPU)");
+  }
+  VfActivation out;
+  out.what = call + ", [";
+  for (const std::string& bdf : vf_bdfs) {
+    auto device = ParsePciDevice(bdf);
+    if (!device.ok()) return refuse(device.status().message());
+    out.vfs.push_back(*device);
+    out.what += (out.vfs.size() == 1 ? "" : ",") + PciDeviceName(*device);
+  }
+  out.what += "])";
+  return out;
 }
 
 }  // namespace gfp::fm

@@ -13,6 +13,24 @@ events::FmResult ToEventResult(const fm::FmStatus& status) {
   return out;
 }
 
+std::vector<events::Partition> ToEventPartitions(const std::vector<fm::PartitionInfo>& supported,
+                                                 const std::vector<std::uint32_t>& degraded) {
+  const std::set<std::uint32_t> unsupported(degraded.begin(), degraded.end());
+  std::vector<events::Partition> out;
+  for (const auto& p : supported) {
+    events::Partition e;
+    e.set_id(p.id);
+    for (auto id : p.physical_ids) e.add_physical_ids(id);
+    e.set_nvlinks_available(p.nvlinks_available);
+    e.set_max_nvlinks(p.max_nvlinks);
+    e.set_active(p.active);
+    e.set_unsupported(unsupported.count(p.id) > 0);
+    out.push_back(std::move(e));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id() < b.id(); });
+  return out;
+}
+
 FmLibraryPort::FmLibraryPort(std::unique_ptr<fm::FabricManagerClient> client)
     : client_(std::move(client)) {}
 
@@ -37,20 +55,7 @@ Result<std::vector<events::Partition>> FmLibraryPort::FabricState(events::FmResu
     if (failure) *failure = ToEventResult(unsupported.fm_status());
     return unsupported.status();
   }
-  const std::set<std::uint32_t> degraded(unsupported->begin(), unsupported->end());
-  std::vector<events::Partition> out;
-  for (const auto& p : *supported) {
-    events::Partition e;
-    e.set_id(p.id);
-    for (auto id : p.physical_ids) e.add_physical_ids(id);
-    e.set_nvlinks_available(p.nvlinks_available);
-    e.set_max_nvlinks(p.max_nvlinks);
-    e.set_active(p.active);
-    e.set_unsupported(degraded.count(p.id) > 0);
-    out.push_back(std::move(e));
-  }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id() < b.id(); });
-  return out;
+  return ToEventPartitions(*supported, *unsupported);
 }
 
 events::FmResult FmLibraryPort::Carry(const sm::Effect& effect) {

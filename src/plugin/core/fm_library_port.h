@@ -13,6 +13,10 @@
 namespace gfp::plugin {
 
 events::FmResult ToEventResult(const fm::FmStatus& status);
+// FM's supported partitions in journal form, sorted by id; `degraded` (FM's unsupported list)
+// are marked unsupported.
+std::vector<events::Partition> ToEventPartitions(const std::vector<fm::PartitionInfo>& supported,
+                                                 const std::vector<std::uint32_t>& degraded);
 
 class FmLibraryPort final : public FabricPort {
  public:

@@ -83,7 +83,7 @@ std::string CheckConverged(Workload& w) {
 }
 
 // The node goes down and comes back: the plugin dropped without shutdown, the page cache gone.
-std::string PowerOff(simtest::SimWorld& world) {
+std::string PowerOff(simworld::DeterministicWorld& world) {
   world.CrashPlugin();
   if (int open = testing::fault::ResetFaultVfs(); open != 0) {
     return std::to_string(open) + " SQLite file(s) still open after the plugin was dropped";

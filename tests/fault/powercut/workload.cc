@@ -63,12 +63,12 @@ std::vector<kubelet::ContainerDeviceAssignment> Workload::PodResources() const {
 }
 
 Status Workload::Run(const std::function<void(const std::vector<CallResult>&)>& after_step) {
-  simtest::WorldOptions options;
+  simworld::DeterministicOptions options;
   options.dir = dir_;
   options.reconcile_interval = std::chrono::milliseconds(1000);
   options.release_grace = std::chrono::milliseconds(2000);
-  auto world = simtest::SimWorld::Create(options);
-  if (!world.ok()) return world.status().WithContext("SimWorld::Create");
+  auto world = simworld::DeterministicWorld::Create(options);
+  if (!world.ok()) return world.status().WithContext("DeterministicWorld::Create");
   world_ = std::move(world).value();
   StartPlugin("first start");
   if (after_step) after_step(calls_);

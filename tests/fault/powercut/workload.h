@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "simulation/plugin/sim_world.h"
+#include "sim/world/deterministic_world.h"
 #include "statemachine/state.h"
 
 namespace gfp::faulttest {
@@ -48,7 +48,7 @@ class Workload {
   // empty) is called after each step with the calls it made.
   Status Run(const std::function<void(const std::vector<CallResult>&)>& after_step = {});
 
-  simtest::SimWorld& world() { return *world_; }
+  simworld::DeterministicWorld& world() { return *world_; }
   const std::vector<Acknowledged>& acknowledged() const { return acked_; }
   const sm::State& acknowledged_state() const { return acked_state_; }
   // The pods kubelet knows, as PodResources reports them.
@@ -83,7 +83,7 @@ class Workload {
   std::uint64_t Next();
   std::uint64_t Below(std::uint64_t n) { return Next() % n; }
 
-  std::unique_ptr<simtest::SimWorld> world_;
+  std::unique_ptr<simworld::DeterministicWorld> world_;
   int step_ = 0;
   int at_step_ = 0;  // the step running or last run
   std::string step_name_ = "create the world";

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/temp_dir.h"
-#include "simulation/plugin/sim_world.h"
+#include "sim/world/deterministic_world.h"
 #include "statemachine/state.h"
 
 namespace gfp::simtest {
@@ -24,9 +24,9 @@ struct Partition {
 class AllocateContract : public ::testing::Test {
  protected:
   void SetUp() override {
-    WorldOptions options;
+    simworld::DeterministicOptions options;
     options.dir = dir_.path();
-    auto world = SimWorld::Create(options);
+    auto world = simworld::DeterministicWorld::Create(options);
     ASSERT_TRUE(world.ok()) << world.status().message();
     world_ = std::move(world).value();
     ASSERT_TRUE(world_->StartPlugin().ok());
@@ -64,7 +64,7 @@ class AllocateContract : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  std::unique_ptr<SimWorld> world_;
+  std::unique_ptr<simworld::DeterministicWorld> world_;
 };
 
 TEST_F(AllocateContract, ALaterContainerRefusedByFmLeavesTheEarlierGrantedAndTheRetrySupersedes) {

@@ -1,27 +1,35 @@
-// Deterministic simulation of the plugin (issue 5 item 6). A seeded generator plays long
-// scenarios in-process against the real PluginCore, the real engine (SQLite journal in a temp
-// dir), the simulated Fabric Manager library loaded through the plugin's own dlopen path, and a
-// fake HGX H100 or A100 node tree, with a fake clock and no gRPC. The test plays kubelet (GPA ->
-// Allocate -> PreStart admission, PodResources for reconciliation), Fabric Manager's bad days
-// (injected failures, dropped connections, unreachable, restarts with and without resiliency,
-// drift, replies lost after FM carried a call out, calls slower than the FM client's deadline),
-// kubelet restarts, plugin crashes, crashes between two steps of a saga (a fork()ed child that
-// dies inside the FM call, before or after FM carries it out, then a restart from the journal)
-// and VFIO health flaps, and checks after every step:
+// Deterministic simulation of the plugin. A seeded generator plays long scenarios in one thread
+// against the real PluginCore, the real engine (SQLite journal in the world's folder), the
+// in-memory Fabric Manager behind the core's FabricPort (sim/world: the same FM model as the C ABI
+// simulator, no dlopen, no worker thread, no deadline clock) and a fake HGX H100, HGX A100 or H100
+// vGPU (SR-IOV VFs, FABRIC_MODE=2) node tree, with a manual clock and no gRPC: a seed reproduces
+// a run byte for byte, and every seed is run twice and must leave the same journal (chain head).
+// The test plays kubelet (GPA -> Allocate -> PreStart admission, PodResources for
+// reconciliation), Fabric Manager's bad days (injected failures, dropped connections,
+// unreachable, restarts with and without resiliency, drift, replies lost after FM carried a call
+// out, calls that do not answer within the deadline and complete later), kubelet restarts,
+// plugin crashes, crashes between two steps of a saga (the process dies inside the FM call,
+// before or after FM carries it out, then restarts from the journal) and VFIO health flaps, and
+// checks after every step:
 //   1. the engine's state passes sm::CheckInvariants;
 //   2. once settled (FM healthy and a reconcile completed since the last FM disturbance), every
-//      running VM's devices are exactly one partition, active in the journal and in FM, owned by
-//      a live allocation of exactly those devices; and FM's active set equals the journal's;
-//   3. no partition of a running VM is ever deactivated in FM by the plugin (the sim's call log);
+//      running VM's devices are exactly one partition of FM's own table, active in the journal
+//      and in FM, owned by a live allocation of exactly those devices, sharing no GPU with
+//      another active partition; and FM's active set equals the journal's;
+//   3. no partition of a running VM is ever deactivated in FM by the plugin (FM's call log);
 //   4. after every pod is gone and the release grace has passed with FM healthy, FM's and the
 //      journal's active sets are both empty (a drain, now and then and at the end);
-//   5. the journal replays from seq 1 (with invariant checks) to the live state.
-//   6. while a slow FM call still runs, Allocate answers with a timeout ("no reply within").
+//   5. the journal replays from seq 1 (with invariant checks) to the live state;
+//   6. while a late FM call has not completed, Allocate answers with a timeout ("no reply
+//      within") or "not attempted".
+// The judges read FM's partition table and the fake node (module ids, VF parents), never the
+// plugin's own helpers.
 //
 // Reproduce a failure with the seed it prints:
 //   GFP_SIM_SEED=<n> [GFP_SIM_STEPS=<steps>] ./simulation_plugin_test
 // Many seeds: GFP_SIM_SEED=<first> GFP_SIM_SEEDS=<count> ./simulation_plugin_test
-// GFP_SIM_LOG=1 shows the plugin's own log; GFP_SIM_TRACE=1 prints every step.
+// GFP_SIM_LOG=1 shows the plugin's own log; GFP_SIM_TRACE=1 prints every step;
+// GFP_SIM_ONCE=1 runs each seed once (no determinism check).
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -40,12 +48,12 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/temp_dir.h"
 #include "engine/engine.h"
-#include "simulation/plugin/sim_world.h"
+#include "sim/world/deterministic_world.h"
+#include "store/hash_chain.h"
 #include "statemachine/invariants.h"
 #include "statemachine/state.h"
 
@@ -56,20 +64,15 @@ namespace {
 // 10241, 10294, 10389: a re-activation whose reply came too late (or was lost) took effect and
 // was adopted without an owner (fixed: DriftDetected.owner_allocation_id).
 constexpr std::uint64_t kDefaultSeeds[] = {1, 2, 3, 4, 5, 6, 187, 10241, 10294, 10389};
-// The default run: the seeds above, then 1000 + i up to this many (about 0.4 s a seed, release).
+// The default run: the seeds above, then 1000 + i up to this many, each run twice.
 // Sanitizer builds (ASan+UBSan, TSan: 5-10x slower) look for memory errors and races on the same
-// paths with fewer seeds; the release build's run carries the 50.
+// paths with fewer seeds; the release build's run carries the full count.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr std::uint64_t kDefaultSeedCount = 20;
+constexpr std::uint64_t kDefaultSeedCount = 40;
 #else
-constexpr std::uint64_t kDefaultSeedCount = 50;
+constexpr std::uint64_t kDefaultSeedCount = 500;
 #endif
 constexpr int kDefaultSteps = 200;
-// The FM client's deadline in the simulated world, and how long a slow FM call takes: short, so
-// that a slow call costs little real time, yet far enough apart that the outcome (the plugin gave
-// up, the call completes later on the FM worker) does not depend on the machine's load.
-constexpr std::chrono::milliseconds kSimCallDeadline{250};
-constexpr int kSlowCallMs = 600;
 constexpr std::size_t kHistoryLines = 30;
 
 // std::mt19937_64's output is fixed by the standard; the distributions are not, so they are
@@ -147,6 +150,8 @@ class Scenario {
   // Empty when every invariant held, else the failure report.
   std::string Run();
   const std::map<std::string, int>& stats() const { return stats_; }
+  // The journal's head when the run ended, "SEQ HASH" (as `journal verify` prints it).
+  const std::string& chain_head() const { return chain_head_; }
 
  private:
   // --- steps --------------------------------------------------------------------------------
@@ -168,11 +173,11 @@ class Scenario {
   void CrashDuringDeactivation(fmsim::CrashPoint point, const std::string& when);
   void CrashDuringReactivation(fmsim::CrashPoint point, const std::string& when);
   void CrashDuringResync(fmsim::CrashPoint point, const std::string& when);
-  // Runs `child` in a forked process armed to crash at `point` of `function`, then restarts the
-  // plugin from the journal. Returns the child's exit status (kCrashExitCode: it crashed there).
-  int CrashInChild(const char* function, fmsim::CrashPoint point,
-                   const std::function<int(SimWorld&)>& child);
-  void WaitForSlowCalls();
+  // Restarts the plugin and runs `work` in it, armed to crash at `point` of `function`; then
+  // restarts the plugin from the journal. True when the process died there.
+  bool CrashDuring(const char* function, fmsim::CrashPoint point,
+                   const std::function<void()>& work);
+  void CompleteLateCalls();
   void HealthFlap();
   void Drain();
 
@@ -181,7 +186,9 @@ class Scenario {
   std::set<std::string> HeldDevices() const;
   bool FmHealthy() const { return !fm_unreachable_ && !faults_armed_; }
   void Disturb() { settled_ = false; }
-  std::set<std::string> PartitionDevices(const sm::State& s, sm::PartitionId id) const;
+  // The GPUs (module ids) of a partition of FM's table, and of devices: the judge's view.
+  std::set<std::uint32_t> FmModules(sm::PartitionId id) const;
+  std::set<std::uint32_t> ModulesOf(const std::vector<std::string>& devices) const;
   void Record(const std::string& line);
   void Expect(const Status& status, const std::string& what);
 
@@ -195,8 +202,10 @@ class Scenario {
   const int steps_;
   const std::filesystem::path dir_;
   Rng rng_;
-  std::unique_ptr<SimWorld> world_;
+  std::unique_ptr<simworld::DeterministicWorld> world_;
   sim::NodePreset preset_ = sim::NodePreset::kHgxH100;
+  bool vgpu_ = false;  // the H100 vGPU node: VFs, FM in FABRIC_MODE=2
+  const char* activate_fn_ = "fmActivateFabricPartition";
 
   int step_ = 0;
   std::uint64_t next_vm_ = 1;
@@ -204,12 +213,13 @@ class Scenario {
   std::set<std::string> removed_groups_;  // /dev/vfio/<group> nodes removed
   bool fm_unreachable_ = false;
   bool faults_armed_ = false;  // injected failures may still be pending
-  bool slow_armed_ = false;    // a slow FM call (DelayNext) may still be pending
+  bool slow_armed_ = false;    // a late FM call (DelayNext) may be armed or pending
   bool settled_ = false;       // FM healthy and a reconcile completed since the last disturbance
   bool last_was_settling_reconcile_ = false;
 
   std::deque<std::string> history_;
   std::string failure_;
+  std::string chain_head_;
   std::map<std::string, int> stats_;
   bool trace_ = std::getenv("GFP_SIM_TRACE") != nullptr;
 };
@@ -217,26 +227,40 @@ class Scenario {
 // ------------------------------------------------------------------------------------------
 
 std::string Scenario::Run() {
-  preset_ = rng_.Chance(1, 3) ? sim::NodePreset::kHgxA100x16 : sim::NodePreset::kHgxH100;
-  WorldOptions options;
+  const std::size_t kind = rng_.Weighted({3, 2, 1});  // H100, A100 x16, H100 vGPU VFs
+  preset_ = kind == 1 ? sim::NodePreset::kHgxA100x16 : sim::NodePreset::kHgxH100;
+  vgpu_ = kind == 2;
+  activate_fn_ = vgpu_ ? "fmActivateFabricPartitionWithVFs" : "fmActivateFabricPartition";
+  simworld::DeterministicOptions options;
   options.dir = dir_;
   options.preset = preset_;
-  options.fm_call_deadline = kSimCallDeadline;
-  auto world = SimWorld::Create(options);
+  options.vgpu_vfs = vgpu_;
+  auto world = simworld::DeterministicWorld::Create(options);
   if (!world.ok()) return "GFP_SIM_SEED=" + std::to_string(seed_) + ": " + world.status().message();
   world_ = std::move(world).value();
-  Record(std::string("world: ") + sim::NodePresetName(preset_) + ", FM table " +
-         FmTableFor(preset_));
+  Record(vgpu_ ? std::string("world: H100 vGPU VFs, FM table h100, FABRIC_MODE=2")
+               : std::string("world: ") + sim::NodePresetName(preset_) + ", FM table " +
+                     simworld::FmTableFor(preset_));
   Expect(world_->StartPlugin(), "first start");
   if (!failed()) CheckAll();
   for (step_ = 1; step_ <= steps_ && !failed(); ++step_) {
     Step();
-    if (slow_armed_ && !failed()) WaitForSlowCalls();
+    if (slow_armed_ && !failed()) CompleteLateCalls();
     if (!failed()) CheckAll();
   }
   if (!failed()) {
     step_ = steps_ + 1;
     Drain();
+  }
+  if (world_->plugin_up()) {
+    const auto& journal = world_->core().engine().journal();
+    const std::uint64_t last = journal.LastSeq();
+    Expect(journal.ForEach(last, last,
+                           [&](const store::StoredEvent& e) {
+                             chain_head_ = std::to_string(e.seq) + " " + store::HashToHex(e.hash);
+                             return Status::Ok();
+                           }),
+           "reading the chain head");
   }
   return failure_;
 }
@@ -310,11 +334,12 @@ std::vector<kubelet::ContainerDeviceAssignment> Scenario::PodResources() const {
   return out;
 }
 
-std::set<std::string> Scenario::PartitionDevices(const sm::State& s, sm::PartitionId id) const {
-  auto it = s.partitions.find(id);
-  if (it == s.partitions.end()) return {};
-  auto d = sm::DevicesOfPartition(s, it->second);
-  return {d.bdfs.begin(), d.bdfs.end()};
+std::set<std::uint32_t> Scenario::FmModules(sm::PartitionId id) const {
+  return world_->FmPartitionModules(id);
+}
+
+std::set<std::uint32_t> Scenario::ModulesOf(const std::vector<std::string>& devices) const {
+  return world_->ModulesOf(devices).value_or(std::set<std::uint32_t>{});
 }
 
 void Scenario::AdmitVm() {
@@ -372,16 +397,15 @@ void Scenario::AdmitVm() {
   }
   auto allocated = world_->core().Allocate(world_->resource(), {chosen});
   if (slow_armed_) {
-    // The slow activation still runs in FM: the plugin must have given up on it with a timeout.
-    auto in_flight = world_->fm().DelayedCallsInFlight();
-    Expect(in_flight.status(), "DelayedCallsInFlight");
-    if (failed()) return;
-    if (*in_flight > 0) {
+    // A late activation has not completed in FM: the plugin must have given up on it.
+    if (world_->fabric().LateCallsInFlight() > 0) {
       if (allocated.ok()) {
         Fail("Allocate [" + Join(chosen) + "] granted while its FM call had not returned");
         return;
       }
-      if (allocated.status().message().find("no reply within") == std::string::npos) {
+      const std::string& why = allocated.status().message();
+      if (why.find("no reply within") == std::string::npos &&
+          why.find("not attempted") == std::string::npos) {
         Fail("Allocate [" + Join(chosen) +
              "] refused during a slow FM call without a timeout: " + allocated.status().message());
         return;
@@ -416,10 +440,10 @@ void Scenario::AdmitVm() {
 
 std::optional<Vm> Scenario::GrantedVm(const std::string& name,
                                       const std::vector<std::string>& devices) {
-  const auto state = world_->core().engine().CopyState();
-  const auto partition = sm::PartitionWithExactDevices(state, devices);
+  // Judged from FM's own table and the node's GPUs, not the plugin's view of them.
+  const auto partition = world_->FmPartitionOf(devices);
   if (!partition) {
-    Fail("Allocate granted [" + Join(devices) + "], which is no partition");
+    Fail("Allocate granted [" + Join(devices) + "], which is no partition of FM's table");
     return std::nullopt;
   }
   Vm vm;
@@ -519,7 +543,7 @@ void Scenario::FmFault() {
       static const std::vector<int> codes = {-1, -2, -5, -7, -9, -10};
       const int code = rng_.Pick(codes);
       const int n = count();
-      Expect(fm.InjectFailure("fmActivateFabricPartition", code, n), "InjectFailure");
+      Expect(fm.InjectFailure(activate_fn_, code, n), "InjectFailure");
       faults_armed_ = true;
       Record("FM: " + Times(n) + " activations fail with " + std::to_string(code));
       break;
@@ -544,9 +568,10 @@ void Scenario::FmFault() {
     }
     case kLoseReply: {
       // FM carries the call out and the reply is lost: a timeout, or the link drops with it.
-      static const std::vector<const char*> functions = {
-          "fmActivateFabricPartition", "fmActivateFabricPartition", "fmDeactivateFabricPartition",
-          "fmDeactivateFabricPartition", "fmSetActivatedFabricPartitions"};
+      const std::vector<const char*> functions = {activate_fn_, activate_fn_,
+                                                  "fmDeactivateFabricPartition",
+                                                  "fmDeactivateFabricPartition",
+                                                  "fmSetActivatedFabricPartitions"};
       static const std::vector<int> codes = {-5, -9};
       const char* function = rng_.Pick(functions);
       const int code = rng_.Pick(codes);
@@ -559,15 +584,13 @@ void Scenario::FmFault() {
       break;
     }
     case kSlowCall: {
-      static const std::vector<const char*> functions = {"fmActivateFabricPartition",
-                                                         "fmDeactivateFabricPartition"};
+      const std::vector<const char*> functions = {activate_fn_, "fmDeactivateFabricPartition"};
       const char* function = rng_.Pick(functions);
-      Expect(fm.DelayNext(function, kSlowCallMs), "DelayNext");
+      Expect(fm.DelayNext(function, 1), "DelayNext");
       faults_armed_ = true;
       slow_armed_ = true;
       ++stats_["slow-calls-armed"];
-      Record(std::string("FM: the next ") + function + " takes " + std::to_string(kSlowCallMs) +
-             " ms (deadline " + std::to_string(kSimCallDeadline.count()) + " ms)");
+      Record(std::string("FM: the next ") + function + " does not answer within the deadline");
       break;
     }
     case kClear:
@@ -612,18 +635,22 @@ void Scenario::FmFault() {
       auto active = fm.ActivePartitions();
       Expect(active.status(), "ActivePartitions");
       if (failed()) return;
-      const auto s = world_->core().engine().CopyState();
-      std::set<std::string> busy = HeldDevices();
+      // FM's own table: partitions whose GPUs no pod holds and no active partition uses.
+      const std::set<std::string> held = HeldDevices();
+      std::set<std::uint32_t> busy = ModulesOf({held.begin(), held.end()});
       for (auto id : *active) {
-        for (const auto& d : PartitionDevices(s, id)) busy.insert(d);
+        for (auto module : FmModules(id)) busy.insert(module);
       }
       std::vector<std::uint32_t> free;
-      for (const auto& [id, p] : s.partitions) {
-        const auto devices = PartitionDevices(s, id);
-        if (devices.empty() || p.degraded()) continue;
-        if (std::none_of(devices.begin(), devices.end(),
-                         [&](const std::string& d) { return busy.count(d) > 0; })) {
-          free.push_back(id);
+      const auto& fm_state = world_->fabric().state();
+      auto table = fmsim::FindTable(fm_state.table);
+      Expect(table.status(), "FindTable");
+      if (failed()) return;
+      for (const auto& p : (*table)->partitions) {
+        if (fm_state.degraded.count(p.id) > 0) continue;
+        if (std::none_of(p.physical_ids.begin(), p.physical_ids.end(),
+                         [&](std::uint32_t m) { return busy.count(m) > 0; })) {
+          free.push_back(p.id);
         }
       }
       if (free.empty()) {
@@ -652,32 +679,18 @@ void Scenario::PluginCrash() {
   Record("plugin crash + restart (start " + std::to_string(world_->plugin_starts()) + ")");
 }
 
-// A slow FM call that the plugin gave up on completes on the FM worker a little later; wait for
-// it so that the next step sees its effect (as it would in a real process, a moment later), and
-// for the worker to be free again: the steps take no real time, so without the wait a loaded
-// machine could leave every FM call of the next steps "not attempted" (seen once in 10,000
-// seeds, GFP_SIM_SEED=23752 GFP_SIM_STEPS=25, not reproducible on an idle machine).
-void Scenario::WaitForSlowCalls() {
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (true) {
-    auto in_flight = world_->fm().DelayedCallsInFlight();
-    Expect(in_flight.status(), "DelayedCallsInFlight");
-    // FM's side has returned; the plugin's FM worker still has to take the reply back.
-    plugin::FabricLink* fabric = world_->plugin_up() ? world_->core().fabric() : nullptr;
-    const bool worker_busy = fabric != nullptr && fabric->client().HasHungCall();
-    if (failed() || (*in_flight == 0 && !worker_busy)) return;
-    if (std::chrono::steady_clock::now() > give_up) {
-      Fail("a slow FM call has not returned after 10 s");
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+// A late FM call that the plugin gave up on completes in FM a little later: before the next
+// step, so that the next step sees its effect (as it would in a real process, a moment later).
+void Scenario::CompleteLateCalls() {
+  auto& fabric = world_->fabric();
+  stats_["late-calls-completed"] += fabric.LateCallsInFlight();
+  fabric.CompleteLateCalls();
 }
 
 // The process dies between two steps of a saga: after the intent is durable and before the FM
 // call (kBefore), or after FM carried the call out and before the outcome is durable (kAfter).
-// The dying process is a fork()ed child that starts the plugin from the journal and does what
-// leads to the call; the simulated FM _exit()s it there (no destructors run). Then the plugin
+// The plugin restarts from the journal and does what leads to the call; the in-memory FM ends the
+// process there (ProcessDied: nothing after that point runs, no shutdown step). Then the plugin
 // restarts from the journal and FM's state, as a new process would.
 void Scenario::SagaCrash() {
   const auto point = rng_.Chance(1, 2) ? fmsim::CrashPoint::kBefore : fmsim::CrashPoint::kAfter;
@@ -700,35 +713,29 @@ void Scenario::SagaCrash() {
   }
 }
 
-int Scenario::CrashInChild(const char* function, fmsim::CrashPoint point,
-                           const std::function<int(SimWorld&)>& child) {
+bool Scenario::CrashDuring(const char* function, fmsim::CrashPoint point,
+                           const std::function<void()>& work) {
   world_->CrashPlugin();
-  auto status = world_->RunInChild([&](SimWorld& world) {
-    if (!world.fm().CrashCaller(function, point, 1, static_cast<int>(::getpid())).ok()) return 70;
-    if (!world.StartPlugin().ok()) return 71;
-    return child(world);
+  Expect(world_->fm().CrashCaller(function, point, 1), "CrashCaller");
+  if (failed()) return false;
+  const bool died = world_->DiedDuring([&] {
+    Expect(world_->StartPlugin(), "start before a crash in a saga");
+    if (!failed()) work();
   });
-  Expect(status.status(), "RunInChild");
-  // The fault is this child's only; a child that never reached the call leaves it armed.
+  // Armed for this work only: work that never reached the call leaves it armed.
   Expect(world_->fm().CrashCaller(function, point, 0), "CrashCaller (clear)");
-  if (failed()) return -1;
-  if (*status != fmsim::kCrashExitCode && *status != 0 && *status != 1) {
-    Fail(std::string("the crashing child ended with status ") + std::to_string(*status));
-    return *status;
-  }
-  if (*status == fmsim::kCrashExitCode) {
+  if (failed()) return false;
+  if (died) {
     ++stats_["saga-crash-hit"];
     ++stats_[std::string("crash-") + (point == fmsim::CrashPoint::kBefore ? "before-" : "after-") +
              function];
   }
+  world_->CrashPlugin();
   Expect(world_->StartPlugin(), "restart after a crash in a saga");
-  return *status;
+  return died;
 }
 
-std::string CrashOutcome(int status) {
-  if (status == fmsim::kCrashExitCode) return "crashed there";
-  return status == 0 ? "no such call, no crash" : "no such call, no crash (refused)";
-}
+std::string CrashOutcome(bool died) { return died ? "crashed there" : "no such call, no crash"; }
 
 // Admission: kubelet's Allocate activates a partition; kubelet never gets the answer.
 void Scenario::CrashDuringActivation(fmsim::CrashPoint point, const std::string& when) {
@@ -750,20 +757,18 @@ void Scenario::CrashDuringActivation(fmsim::CrashPoint point, const std::string&
   }
   const std::string name = "vm-" + std::to_string(next_vm_++);
   const std::vector<std::string> devices = *chosen;
-  // kubelet's Allocate, then PreStart: either may make the activation. The marker file tells
-  // the parent whether kubelet got Allocate's answer before the process died.
-  const auto marker = dir_ / "child-allocated";
-  std::filesystem::remove(marker);
-  const int status = CrashInChild("fmActivateFabricPartition", point, [&](SimWorld& world) {
-    if (!world.core().Allocate(world.resource(), {devices}).ok()) return 1;
-    std::ofstream(marker) << "granted\n";
-    world.core().PreStart(world.resource(), devices).IgnoreError();
-    return 0;
+  // kubelet's Allocate, then PreStart: either may make the activation. kubelet admits the pod
+  // only when it got Allocate's answer before the process died.
+  bool answered = false;
+  const bool died = CrashDuring(activate_fn_, point, [&] {
+    if (!world_->core().Allocate(world_->resource(), {devices}).ok()) return;
+    answered = true;
+    world_->core().PreStart(world_->resource(), devices).IgnoreError();
   });
   if (failed()) return;
   std::string line = "saga crash " + when + ": Allocate + PreStart " + name + " [" + Join(devices) +
-                     "]: " + CrashOutcome(status);
-  if (std::filesystem::exists(marker)) {
+                     "]: " + CrashOutcome(died);
+  if (answered) {
     // kubelet got Allocate's answer: the pod is admitted and kubelet (re)starts its container.
     const std::optional<Vm> granted = GrantedVm(name, devices);
     if (!granted) return;
@@ -786,18 +791,15 @@ void Scenario::CrashDuringDeactivation(fmsim::CrashPoint point, const std::strin
   const auto interval = world_->config().reconcile_interval;
   const auto ticks = world_->config().release_grace / interval + 3;
   const auto pods = PodResources();
-  const int status = CrashInChild("fmDeactivateFabricPartition", point, [&](SimWorld& world) {
+  const bool died = CrashDuring("fmDeactivateFabricPartition", point, [&] {
     for (std::int64_t t = 0; t < ticks; ++t) {
-      world.Advance(std::chrono::duration_cast<std::chrono::microseconds>(interval).count());
-      world.core().Reconcile(pods);
+      world_->Advance(std::chrono::duration_cast<std::chrono::microseconds>(interval).count());
+      world_->core().Reconcile(pods);
     }
-    return 0;
   });
   if (failed()) return;
-  // The child's clock went forward with its reconciles; the world's clock follows.
-  world_->Advance(std::chrono::duration_cast<std::chrono::microseconds>(interval * ticks).count());
   Record("saga crash " + when + ": delete " + name +
-         ", release after the grace: " + CrashOutcome(status));
+         ", release after the grace: " + CrashOutcome(died));
 }
 
 // Drift repair: FM lost a running VM's partition; the next reconcile activates it again.
@@ -816,15 +818,13 @@ void Scenario::CrashDuringReactivation(fmsim::CrashPoint point, const std::strin
   if (failed()) return;
   const auto interval = world_->config().reconcile_interval;
   const auto pods = PodResources();
-  const int status = CrashInChild("fmActivateFabricPartition", point, [&](SimWorld& world) {
-    world.Advance(std::chrono::duration_cast<std::chrono::microseconds>(interval).count());
-    world.core().Reconcile(pods);
-    return 0;
+  const bool died = CrashDuring(activate_fn_, point, [&] {
+    world_->Advance(std::chrono::duration_cast<std::chrono::microseconds>(interval).count());
+    world_->core().Reconcile(pods);
   });
   if (failed()) return;
-  world_->Advance(std::chrono::duration_cast<std::chrono::microseconds>(interval).count());
   Record("saga crash " + when + ": FM lost partition " + std::to_string(vm.partition) + " of " +
-         vm.name + ", drift repair: " + CrashOutcome(status));
+         vm.name + ", drift repair: " + CrashOutcome(died));
 }
 
 // FM restarted in resiliency mode: the starting plugin hands it the active set.
@@ -832,16 +832,25 @@ void Scenario::CrashDuringResync(fmsim::CrashPoint point, const std::string& whe
   Disturb();
   Expect(world_->fm().Restart(true), "Restart");
   if (failed()) return;
-  const int status =
-      CrashInChild("fmSetActivatedFabricPartitions", point, [](SimWorld&) { return 0; });
+  const bool died = CrashDuring("fmSetActivatedFabricPartitions", point, [] {});
   if (failed()) return;
   Record("saga crash " + when +
-         ": FM restart (resiliency), resync at start: " + CrashOutcome(status));
+         ": FM restart (resiliency), resync at start: " + CrashOutcome(died));
 }
 
 void Scenario::HealthFlap() {
-  const auto& gpus = world_->node().gpus;
-  const auto& gpu = gpus[static_cast<std::size_t>(rng_.Below(gpus.size()))];
+  // The devices kubelet sees and their VFIO groups: the GPUs, or the VFs on a vGPU node.
+  struct Served {
+    std::string bdf;
+    std::string iommu_group;
+  };
+  std::vector<Served> served;
+  for (const auto& g : world_->node().gpus) served.push_back({g.bdf, g.iommu_group});
+  if (vgpu_) {
+    served.clear();
+    for (const auto& vf : world_->node().vfs) served.push_back({vf.bdf, vf.iommu_group});
+  }
+  const Served& gpu = served[static_cast<std::size_t>(rng_.Below(served.size()))];
   std::string line;
   if (!removed_groups_.empty() && rng_.Chance(3, 5)) {
     // Mostly the node heals: one of the missing nodes comes back.
@@ -978,9 +987,10 @@ void Scenario::CheckRunningVmsPartitioned(const sm::State& s,
     if (!vm.running) continue;
     ++stats_["settled-vm-checks"];
     const std::string who = vm.name + " [" + Join(vm.devices) + "]";
-    const auto pid = sm::PartitionWithExactDevices(s, vm.devices);
+    const auto pid = world_->FmPartitionOf(vm.devices);
     if (!pid || *pid != vm.partition) {
-      Fail(who + ": its devices are no longer exactly partition " + std::to_string(vm.partition));
+      Fail(who + ": its devices are no longer exactly partition " + std::to_string(vm.partition) +
+           " of FM's table");
       return;
     }
     auto active = s.active.find(*pid);
@@ -1006,12 +1016,13 @@ void Scenario::CheckRunningVmsPartitioned(const sm::State& s,
            " with other devices [" + Join(alloc->second.devices) + "]");
       return;
     }
+    const std::set<std::uint32_t> vm_modules = ModulesOf(vm.devices);
     for (const auto& [other, a] : s.active) {
       if (other == *pid) continue;
-      const auto devices = PartitionDevices(s, other);
-      for (const auto& d : vm.devices) {
-        if (devices.count(d)) {
-          Fail(who + ": partition " + std::to_string(other) + " is active too and shares " + d);
+      for (auto module : FmModules(other)) {
+        if (vm_modules.count(module)) {
+          Fail(who + ": partition " + std::to_string(other) + " is active too and shares GPU " +
+               std::to_string(module));
           return;
         }
       }
@@ -1084,25 +1095,44 @@ TEST(PluginSimulation, SeededScenarios) {
       seeds.push_back(i < std::size(kDefaultSeeds) ? kDefaultSeeds[i] : 1000 + i);
     }
   }
+  // Each seed twice, in the same folder (the journal names its files): the same seed must leave
+  // the same journal, byte for byte (its chain head covers every event's bytes and time).
+  const bool twice = std::getenv("GFP_SIM_ONCE") == nullptr;
   const auto begin = std::chrono::steady_clock::now();
   std::vector<std::uint64_t> failing;
   std::map<std::string, long long> totals;
   for (const auto seed : seeds) {
     testing::TempDir dir;
     ASSERT_FALSE(dir.path().empty());
-    Scenario scenario(seed, steps, dir.path());
-    const auto t0 = std::chrono::steady_clock::now();
-    const std::string failure = scenario.Run();
-    const auto ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
-            .count();
-    for (const auto& [k, v] : scenario.stats()) totals[k] += v;
-    if (!failure.empty()) {
-      failing.push_back(seed);
-      ADD_FAILURE() << failure;
-    } else if (std::getenv("GFP_SIM_TRACE") != nullptr) {
-      std::fprintf(stderr, "seed %llu passed in %lld ms\n", static_cast<unsigned long long>(seed),
-                   static_cast<long long>(ms));
+    std::string first_head;
+    for (int run = 0; run < (twice ? 2 : 1); ++run) {
+      if (run == 1) {
+        std::filesystem::remove_all(dir.path());
+        std::filesystem::create_directories(dir.path());
+      }
+      Scenario scenario(seed, steps, dir.path());
+      const std::string failure = scenario.Run();
+      if (run == 0) {
+        for (const auto& [k, v] : scenario.stats()) totals[k] += v;
+      }
+      if (!failure.empty()) {
+        failing.push_back(seed);
+        ADD_FAILURE() << failure;
+        break;
+      }
+      if (run == 0) {
+        first_head = scenario.chain_head();
+      } else if (scenario.chain_head() != first_head) {
+        failing.push_back(seed);
+        ADD_FAILURE() << "GFP_SIM_SEED=" << seed << " GFP_SIM_STEPS=" << steps
+                      << ": not deterministic: the first run's journal ended at head "
+                      << first_head << ", the second's at " << scenario.chain_head();
+        break;
+      }
+    }
+    if (std::getenv("GFP_SIM_TRACE") != nullptr) {
+      std::fprintf(stderr, "seed %llu head %s\n", static_cast<unsigned long long>(seed),
+                   first_head.c_str());
     }
   }
   const auto total = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -1110,8 +1140,9 @@ TEST(PluginSimulation, SeededScenarios) {
                          .count();
   std::string failing_list;
   for (auto s : failing) failing_list += " " + std::to_string(s);
-  std::printf("simulation: %zu seeds x %d steps in %lld ms; %zu failed%s\n", seeds.size(), steps,
-              static_cast<long long>(total), failing.size(), failing_list.c_str());
+  std::printf("simulation: %zu seeds x %d steps%s in %lld ms; %zu failed%s\n", seeds.size(),
+              steps, twice ? ", each run twice" : "", static_cast<long long>(total),
+              failing.size(), failing_list.c_str());
   std::string counts;
   for (const auto& [k, v] : totals) counts += " " + k + "=" + std::to_string(v);
   std::printf("simulation counts:%s\n", counts.c_str());
