@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/demo/demo_command.h"
+#include "cli/demo_launcher.h"
 #include "cli/flag_values.h"
 #include "cli/journal_command.h"
 #include "cli/log_setup.h"

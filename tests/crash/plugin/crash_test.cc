@@ -36,7 +36,7 @@
 #include <set>
 #include <thread>
 
-#include "cli/demo/demo_world.h"
+#include "sim/world/process_world.h"
 #include "cli/journal_command.h"
 #include "common/strings.h"
 #include "common/temp_dir.h"
@@ -89,13 +89,13 @@ std::string RerunCommand(std::uint64_t seed, std::uint64_t rounds) {
 class CrashRun {
  public:
   CrashRun(std::uint64_t seed, const std::filesystem::path& dir) : rng_{std::mt19937_64(seed)} {
-    DemoOptions options;
+    simworld::ProcessWorldOptions options;
     options.dir = dir;
     options.fm_library = GFP_SIM_LIBRARY;
     options.plugin_binary = GFP_BINARY;
     options.reconcile_interval = 100ms;
     options.release_grace = 400ms;
-    auto created = DemoWorld::Create(options);
+    auto created = simworld::ProcessWorld::Create(options);
     EXPECT_TRUE(created.ok()) << created.status().message();
     if (created.ok()) world_ = std::move(created).value();
   }
@@ -301,7 +301,7 @@ class CrashRun {
   }
 
   void WaitSettled() {
-    const Status settled = DemoWorld::Eventually([&] { return Settled(); }, 15s);
+    const Status settled = simworld::ProcessWorld::Eventually([&] { return Settled(); }, 15s);
     ASSERT_TRUE(settled.ok()) << settled.message() << SeeLog();
   }
 
@@ -337,7 +337,7 @@ class CrashRun {
   }
 
   Rng rng_;
-  std::unique_ptr<DemoWorld> world_;
+  std::unique_ptr<simworld::ProcessWorld> world_;
   std::vector<std::string> trace_;
   int next_pod_ = 0;
   int registrations_ = 0;

@@ -1,4 +1,4 @@
-#include "cli/demo/demo_command.h"
+#include "sim/demo/demo_command.h"
 
 #include <unistd.h>
 
@@ -8,24 +8,20 @@
 #include <memory>
 
 #include "adapters/kubelet/grpc_lifetime.h"
-#include "cli/demo/demo_world.h"
-#include "cli/demo/sim_library.h"
 #include "cli/journal_command.h"
+#include "cli/private_files.h"
+#include "sim/world/process_world.h"
 #include "common/strings.h"
 
-namespace gfp::cli {
+namespace gfp::simdemo {
 namespace {
 
-struct DemoFlags {
-  std::string dir;
-  std::string fm_library;
-  bool keep = false;
-};
+using simworld::ProcessWorld;
 
 // Runs the day's steps in order, stopping at the first that misbehaves.
 class Script {
  public:
-  explicit Script(DemoWorld& world) : world_(world) {}
+  explicit Script(ProcessWorld& world) : world_(world) {}
 
   bool Step(const std::string& what, const std::function<Status()>& body) {
     if (failed_) return false;
@@ -48,7 +44,7 @@ class Script {
   bool failed() const { return failed_; }
 
  private:
-  DemoWorld& world_;
+  ProcessWorld& world_;
   int number_ = 0;
   bool failed_ = false;
 };
@@ -56,7 +52,7 @@ class Script {
 // The VMs of the day: admitted through the fake kubelet, then deleted.
 class DemoVms {
  public:
-  explicit DemoVms(DemoWorld& world) : w_(world) {}
+  explicit DemoVms(ProcessWorld& world) : w_(world) {}
 
   // kubelet admits the VM's pod: the plugin grants `gpus` GPUs forming one partition, and the
   // pod is then seen through PodResources.
@@ -76,21 +72,21 @@ class DemoVms {
     partition_[vm] = pid;
     std::cout << "    " << vm << " got [" << Join(container.device_ids) << "] = partition " << pid
               << "\n";
-    return DemoWorld::Eventually([&]() -> Status { return PodBound(vm); });
+    return ProcessWorld::Eventually([&]() -> Status { return PodBound(vm); });
   }
 
   // The VM's pod is deleted: its partition is released after the grace period.
   Status Remove(const std::string& vm) {
     if (!w_.kubelet().DeletePod("vms", "virt-launcher-" + vm)) return NotFound("no pod for " + vm);
     const sm::PartitionId pid = partition_.at(vm);
-    GFP_RETURN_IF_ERROR(DemoWorld::Eventually([&]() -> Status {
+    GFP_RETURN_IF_ERROR(ProcessWorld::Eventually([&]() -> Status {
       GFP_ASSIGN_OR_RETURN(auto fm, w_.FabricActive());
       if (fm.count(pid)) return Unavailable("partition " + std::to_string(pid) + " still active");
       return Status::Ok();
     }));
     std::cout << "    partition " << pid << " released after the grace period\n";
     // FM changes before the plugin journals the outcome: the journal may lag by a commit.
-    return DemoWorld::Eventually([&] { return w_.FabricMatchesJournal(); });
+    return ProcessWorld::Eventually([&] { return w_.FabricMatchesJournal(); });
   }
 
   // Each of `vms` still holds the partition of its devices.
@@ -118,12 +114,12 @@ class DemoVms {
     return Unavailable(vm + "'s pod has not been seen through PodResources yet");
   }
 
-  DemoWorld& w_;
+  ProcessWorld& w_;
   std::map<std::string, std::vector<std::string>> devices_;
   std::map<std::string, sm::PartitionId> partition_;
 };
 
-Status CrashAndRestart(DemoWorld& w, DemoVms& vms) {
+Status CrashAndRestart(ProcessWorld& w, DemoVms& vms) {
   GFP_ASSIGN_OR_RETURN(const int before, vms.Deactivations());
   GFP_RETURN_IF_ERROR(w.CrashPlugin());
   GFP_RETURN_IF_ERROR(w.StartPlugin());
@@ -134,19 +130,19 @@ Status CrashAndRestart(DemoWorld& w, DemoVms& vms) {
   return w.FabricMatchesJournal();
 }
 
-Status RestartFabricManager(DemoWorld& w, DemoVms& vms) {
+Status RestartFabricManager(ProcessWorld& w, DemoVms& vms) {
   GFP_RETURN_IF_ERROR(w.fabric().Restart(/*resiliency=*/true));
-  GFP_RETURN_IF_ERROR(DemoWorld::Eventually([&]() -> Status {
+  GFP_RETURN_IF_ERROR(ProcessWorld::Eventually([&]() -> Status {
     GFP_ASSIGN_OR_RETURN(auto mode, w.fabric().GetMode());
     if (mode != fmsim::Mode::kRunning)
       return Unavailable("Fabric Manager still waits for its resync");
     return Status::Ok();
   }));
-  GFP_RETURN_IF_ERROR(DemoWorld::Eventually([&] { return w.FabricMatchesJournal(); }));
+  GFP_RETURN_IF_ERROR(ProcessWorld::Eventually([&] { return w.FabricMatchesJournal(); }));
   return vms.StillHeld({"vm-b", "vm-c"});
 }
 
-Status RefuseGpusOfNoPartition(DemoWorld& w) {
+Status RefuseGpusOfNoPartition(ProcessWorld& w) {
   v1beta1::AllocateRequest request;
   auto* c = request.add_container_requests();
   c->add_devices_ids(w.node().gpus[0].bdf);
@@ -162,7 +158,7 @@ Status RefuseGpusOfNoPartition(DemoWorld& w) {
 }
 
 // The day, step by step; the script stops at the first step that misbehaves.
-void RunDay(Script& s, DemoWorld& w, DemoVms& vms) {
+void RunDay(Script& s, ProcessWorld& w, DemoVms& vms) {
   s.Step("the plugin starts (serve, Fabric Manager on) and registers with kubelet", [&] {
     GFP_RETURN_IF_ERROR(w.StartPlugin());
     return w.WaitRegisteredAndHealthy(1);
@@ -199,15 +195,15 @@ void RunDay(Script& s, DemoWorld& w, DemoVms& vms) {
 
 // The journal the day left: its history, the final state and a verification. True when all
 // three succeed.
-bool PrintJournal(const DemoWorld& w) {
-  JournalQuery query;
+bool PrintJournal(const ProcessWorld& w) {
+  cli::JournalQuery query;
   query.path = w.journal_path().string();
   std::cout << "\njournal history (" << query.path << "):\n";
-  const int history = PrintHistory(query, false);
+  const int history = cli::PrintHistory(query, false);
   std::cout << "\nfinal state:\n";
-  const int state = PrintState(query);
+  const int state = cli::PrintState(query);
   std::cout << "\n";
-  const int verify = VerifyJournal(query);
+  const int verify = cli::VerifyJournal(query);
   return history == 0 && state == 0 && verify == 0;
 }
 
@@ -220,10 +216,13 @@ Result<std::filesystem::path> WorldDir(const DemoFlags& flags) {
   return std::filesystem::path(pattern);
 }
 
+}  // namespace
+
 int RunDemo(const DemoFlags& flags) {
   kubelet::KeepGrpcInitialized();
   // Before anything is created: without the library there is no demo.
-  auto library = FindSimLibrary(flags.fm_library, process::SelfExecutable(), GFP_SIM_FM_LIBRARY);
+  auto library = cli::FindPrivateFile(cli::kSimLibrary, flags.fm_library,
+                                      process::SelfExecutable(), GFP_SIM_FM_LIBRARY);
   if (!library.ok()) {
     std::cerr << "error: " << library.status().message() << "\n";
     return 1;
@@ -233,18 +232,19 @@ int RunDemo(const DemoFlags& flags) {
     std::cerr << "error: " << dir.status().message() << "\n";
     return 1;
   }
-  DemoOptions options;
+  simworld::ProcessWorldOptions options;
   options.dir = *dir;
   options.fm_library = *library;
+  options.plugin_binary = flags.plugin_binary;
   std::cout << "gpu-fabric-plugin demo: a day on a simulated HGX H100 node (8 GPUs, NVSwitch)\n"
             << "  world:      " << dir->string() << "\n"
             << "  FM library: " << options.fm_library.string() << " (simulated Fabric Manager)\n\n";
-  auto created = DemoWorld::Create(options);
+  auto created = ProcessWorld::Create(options);
   if (!created.ok()) {
     std::cerr << "error: " << created.status().message() << "\n";
     return 1;
   }
-  DemoWorld& w = **created;
+  ProcessWorld& w = **created;
   Script s(w);
   DemoVms vms(w);
   RunDay(s, w, vms);
@@ -259,16 +259,4 @@ int RunDemo(const DemoFlags& flags) {
   return ok ? 0 : 1;
 }
 
-}  // namespace
-
-void AddDemoCommand(CLI::App& app, int* exit_code) {
-  auto flags = std::make_shared<DemoFlags>();
-  CLI::App* demo = app.add_subcommand(
-      "demo", "A simulated HGX H100 node's day: VMs come and go, crashes and restarts");
-  demo->add_option("--dir", flags->dir, "where to build the simulated world (kept)");
-  demo->add_option("--fm-library", flags->fm_library, "the simulated libnvfm to load");
-  demo->add_flag("--keep", flags->keep, "keep the temporary world afterwards");
-  demo->callback([flags, exit_code] { *exit_code = RunDemo(*flags); });
-}
-
-}  // namespace gfp::cli
+}  // namespace gfp::simdemo

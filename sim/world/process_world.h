@@ -1,5 +1,8 @@
-// The demo's simulated world: a fake HGX H100 node tree, the simulated Fabric Manager, a fake
-// kubelet with PodResources, and `serve` running as a child process against all of them.
+// A simulated world with `serve` as a real process: a fake HGX H100 node tree, the simulated
+// Fabric Manager (libnvfm-sim.so, loaded by serve through its own dlopen path; its state in a
+// file this side drives with FmSimControl), a fake kubelet with PodResources over real gRPC, and
+// `serve` started as a child process with the command line serve_setup.h makes. The demo and the
+// crash tests run here.
 #pragma once
 
 #include <chrono>
@@ -15,22 +18,24 @@
 #include "sim/fm/fm_sim_control.h"
 #include "sim/kubelet/fake_kubelet.h"
 #include "sim/node/fake_node.h"
+#include "sim/world/serve_setup.h"
 #include "statemachine/state.h"
 
-namespace gfp::cli {
+namespace gfp::simworld {
 
-struct DemoOptions {
+struct ProcessWorldOptions {
   std::filesystem::path dir;            // everything lives here
   std::filesystem::path fm_library;     // libnvfm-sim.so
-  std::filesystem::path plugin_binary;  // gpu-fabric-plugin; empty: this executable
+  std::filesystem::path plugin_binary;  // gpu-fabric-plugin
   std::chrono::milliseconds reconcile_interval{200};
   std::chrono::milliseconds release_grace{1000};
+  std::string node_name = "demo-hgx-h100";
 };
 
-class DemoWorld {
+class ProcessWorld {
  public:
-  static Result<std::unique_ptr<DemoWorld>> Create(DemoOptions options);
-  ~DemoWorld();
+  static Result<std::unique_ptr<ProcessWorld>> Create(ProcessWorldOptions options);
+  ~ProcessWorld();
 
   Status StartPlugin();
   Status CrashPlugin();  // SIGKILL
@@ -56,14 +61,14 @@ class DemoWorld {
   fmsim::FmSimControl& fabric() { return *fabric_; }
   const sim::FakeNode& node() const { return node_; }
   const std::string& resource() const { return resource_; }
-  std::filesystem::path journal_path() const { return options_.dir / "journal.db"; }
+  std::filesystem::path journal_path() const { return setup_.journal(); }
   std::filesystem::path log_path() const { return options_.dir / "serve.log"; }
 
  private:
-  DemoWorld(DemoOptions options, sim::FakeNode node, fmsim::FmSimControl fabric);
-  std::vector<std::string> ServeArgs() const;
+  ProcessWorld(ProcessWorldOptions options, sim::FakeNode node, fmsim::FmSimControl fabric);
 
-  DemoOptions options_;
+  ProcessWorldOptions options_;
+  ServeSetup setup_;
   sim::FakeNode node_;
   std::unique_ptr<fmsim::FmSimControl> fabric_;
   std::unique_ptr<kubelet::FakeKubelet> kubelet_;
@@ -71,4 +76,4 @@ class DemoWorld {
   std::string resource_ = "nvidia.com/GH100_H100_SXM5_80GB";
 };
 
-}  // namespace gfp::cli
+}  // namespace gfp::simworld

@@ -1,4 +1,4 @@
-#include "cli/demo/demo_world.h"
+#include "sim/world/process_world.h"
 
 #include <thread>
 
@@ -6,21 +6,33 @@
 #include "engine/engine.h"
 #include "store/journal.h"
 
-namespace gfp::cli {
+namespace gfp::simworld {
+namespace {
 
-Result<std::unique_ptr<DemoWorld>> DemoWorld::Create(DemoOptions options) {
+ServeSetup SetupFor(const ProcessWorldOptions& options) {
+  ServeSetup setup;
+  setup.dir = options.dir;
+  setup.fm_library = options.fm_library;
+  setup.reconcile_interval = options.reconcile_interval;
+  setup.release_grace = options.release_grace;
+  return setup;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ProcessWorld>> ProcessWorld::Create(ProcessWorldOptions options) {
   std::error_code ec;
   std::filesystem::create_directories(options.dir, ec);
   if (ec) return Internal("cannot create " + options.dir.string() + ": " + ec.message());
   GFP_ASSIGN_OR_RETURN(sim::FakeNode node,
                        sim::BuildFakeNode(options.dir / "node", sim::FakeNodeSpec{}));
-  const auto state = options.dir / "fabric-manager.state";
-  GFP_ASSIGN_OR_RETURN(fmsim::FmSimControl fabric,
-                       fmsim::FmSimControl::Create(state.string(), "h100"));
-  std::unique_ptr<DemoWorld> world(new DemoWorld(std::move(options), std::move(node), fabric));
+  GFP_ASSIGN_OR_RETURN(
+      fmsim::FmSimControl fabric,
+      fmsim::FmSimControl::Create(SetupFor(options).fm_state().string(), "h100"));
+  std::unique_ptr<ProcessWorld> world(new ProcessWorld(std::move(options), std::move(node), fabric));
   kubelet::FakeKubeletOptions k;
-  k.device_plugin_dir = world->options_.dir / "device-plugins";
-  k.pod_resources_socket = world->options_.dir / "pod-resources" / "kubelet.sock";
+  k.device_plugin_dir = world->setup_.device_plugin_dir();
+  k.pod_resources_socket = world->setup_.pod_resources_socket();
   std::filesystem::create_directories(k.device_plugin_dir, ec);
   std::filesystem::create_directories(k.pod_resources_socket.parent_path(), ec);
   world->kubelet_ = std::make_unique<kubelet::FakeKubelet>(k);
@@ -28,59 +40,43 @@ Result<std::unique_ptr<DemoWorld>> DemoWorld::Create(DemoOptions options) {
   return world;
 }
 
-DemoWorld::DemoWorld(DemoOptions options, sim::FakeNode node, fmsim::FmSimControl fabric)
+ProcessWorld::ProcessWorld(ProcessWorldOptions options, sim::FakeNode node,
+                           fmsim::FmSimControl fabric)
     : options_(std::move(options)),
+      setup_(SetupFor(options_)),
       node_(std::move(node)),
       fabric_(std::make_unique<fmsim::FmSimControl>(std::move(fabric))) {}
 
-DemoWorld::~DemoWorld() {
+ProcessWorld::~ProcessWorld() {
   serve_.reset();  // SIGKILLs a serve still running
   if (kubelet_) kubelet_->Stop();
 }
 
-std::vector<std::string> DemoWorld::ServeArgs() const {
-  const auto& k = kubelet_->options();
-  return {"serve",
-          "--fabric-manager",
-          "--fm-address=/run/nvidia-fabricmanager/fmpm.sock",
-          "--fm-library=" + options_.fm_library.string(),
-          "--pci-module-mapping=" + node_.module_mapping_file.string(),
-          "--sysfs-root=" + node_.sysfs_root.string(),
-          "--dev-root=" + node_.dev_root.string(),
-          "--device-plugin-dir=" + k.device_plugin_dir.string(),
-          "--pod-resources-socket=" + k.pod_resources_socket.string(),
-          "--journal=" + journal_path().string(),
-          "--pci-ids=" + node_.pci_ids_file.string(),
-          "--reconcile-interval=" + std::to_string(options_.reconcile_interval.count()) + "ms",
-          "--release-grace=" + std::to_string(options_.release_grace.count()) + "ms",
-          "--log-level=info"};
-}
-
-Status DemoWorld::StartPlugin() {
+Status ProcessWorld::StartPlugin() {
   if (serve_ && serve_->Running()) {
     return FailedPrecondition("serve (pid " + std::to_string(serve_->pid()) + ") still runs");
   }
   process::ProcessOptions o;
-  o.binary = options_.plugin_binary.empty() ? process::SelfExecutable() : options_.plugin_binary;
-  o.args = ServeArgs();
-  o.env = {{"NVFM_SIM_STATE", fabric_->state_path()}, {"NODE_NAME", "demo-hgx-h100"}};
+  o.binary = options_.plugin_binary;
+  o.args = ServeArgs(setup_, node_);
+  o.env = ServeEnv(setup_, options_.node_name);
   o.log_path = log_path();
   GFP_ASSIGN_OR_RETURN(serve_, process::ChildProcess::Start(std::move(o)));
   return Status::Ok();
 }
 
-Status DemoWorld::CrashPlugin() {
+Status ProcessWorld::CrashPlugin() {
   if (!serve_ || !serve_->Running()) return FailedPrecondition("serve is not running");
   serve_->Kill();
   return Status::Ok();
 }
 
-std::optional<int> DemoWorld::PluginExited() {
+std::optional<int> ProcessWorld::PluginExited() {
   if (!serve_ || serve_->Running()) return std::nullopt;
   return serve_->exit_status()->ShellCode();
 }
 
-Result<int> DemoWorld::StopPlugin() {
+Result<int> ProcessWorld::StopPlugin() {
   if (!serve_ || !serve_->Running()) return FailedPrecondition("serve is not running");
   const process::ExitStatus status = serve_->Terminate(std::chrono::seconds(15));
   if (status.killed_after_timeout) {
@@ -89,7 +85,7 @@ Result<int> DemoWorld::StopPlugin() {
   return status.ShellCode();
 }
 
-Status DemoWorld::Eventually(const std::function<Status()>& check,
+Status ProcessWorld::Eventually(const std::function<Status()>& check,
                              std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   Status last = check();
@@ -100,7 +96,7 @@ Status DemoWorld::Eventually(const std::function<Status()>& check,
   return last.WithContext("still not true after " + std::to_string(timeout.count()) + " ms");
 }
 
-Status DemoWorld::WaitRegisteredAndHealthy(int min_registrations) {
+Status ProcessWorld::WaitRegisteredAndHealthy(int min_registrations) {
   return Eventually([&]() -> Status {
     if (auto code = PluginExited()) {
       return Internal("serve exited with code " + std::to_string(*code) + " (see " +
@@ -120,18 +116,18 @@ Status DemoWorld::WaitRegisteredAndHealthy(int min_registrations) {
   });
 }
 
-Result<sm::State> DemoWorld::JournalState() const {
+Result<sm::State> ProcessWorld::JournalState() const {
   GFP_ASSIGN_OR_RETURN(auto journal,
                        store::Journal::Open(journal_path(), store::OpenMode::kReadOnly));
   return engine::Replay(*journal, 0, true, true);
 }
 
-Result<std::set<std::uint32_t>> DemoWorld::FabricActive() const {
+Result<std::set<std::uint32_t>> ProcessWorld::FabricActive() const {
   GFP_ASSIGN_OR_RETURN(auto active, fabric_->ActivePartitions());
   return std::set<std::uint32_t>(active.begin(), active.end());
 }
 
-Status DemoWorld::FabricMatchesJournal() const {
+Status ProcessWorld::FabricMatchesJournal() const {
   GFP_ASSIGN_OR_RETURN(sm::State state, JournalState());
   GFP_ASSIGN_OR_RETURN(auto fm, FabricActive());
   std::set<std::uint32_t> journal;
@@ -144,7 +140,7 @@ Status DemoWorld::FabricMatchesJournal() const {
   return Status::Ok();
 }
 
-Result<sm::PartitionId> DemoWorld::PartitionHolding(const std::vector<std::string>& devices) const {
+Result<sm::PartitionId> ProcessWorld::PartitionHolding(const std::vector<std::string>& devices) const {
   GFP_ASSIGN_OR_RETURN(sm::State state, JournalState());
   auto pid = sm::PartitionWithExactDevices(state, devices);
   const std::string list = Join(devices);
@@ -160,4 +156,4 @@ Result<sm::PartitionId> DemoWorld::PartitionHolding(const std::vector<std::strin
   return *pid;
 }
 
-}  // namespace gfp::cli
+}  // namespace gfp::simworld

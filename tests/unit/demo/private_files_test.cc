@@ -1,4 +1,4 @@
-#include "cli/demo/sim_library.h"
+#include "cli/private_files.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -36,7 +36,7 @@ class SimLibraryTest : public ::testing::Test {
 TEST_F(SimLibraryTest, ABuildTreeBinaryUsesTheLibraryBesideIt) {
   Create(BuildBinary());
   Create(BuildLibrary());
-  auto found = FindSimLibrary("", BuildBinary(), "/elsewhere/libnvfm-sim.so");
+  auto found = FindPrivateFile(kSimLibrary, "", BuildBinary(), "/elsewhere/libnvfm-sim.so");
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(*found, BuildLibrary());
 }
@@ -45,7 +45,7 @@ TEST_F(SimLibraryTest, AnInstalledBinaryUsesItsPackagesLibraryEvenWhenTheBuildTr
   Create(InstalledBinary());
   Create(InstalledLibrary());
   Create(BuildLibrary());
-  auto found = FindSimLibrary("", InstalledBinary(), BuildLibrary());
+  auto found = FindPrivateFile(kSimLibrary, "", InstalledBinary(), BuildLibrary());
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(*found, InstalledLibrary());
 }
@@ -53,7 +53,7 @@ TEST_F(SimLibraryTest, AnInstalledBinaryUsesItsPackagesLibraryEvenWhenTheBuildTr
 TEST_F(SimLibraryTest, AnInstalledBinaryWorksWithoutTheBuildTree) {
   Create(InstalledBinary());
   Create(InstalledLibrary());
-  auto found = FindSimLibrary("", InstalledBinary(), BuildLibrary());
+  auto found = FindPrivateFile(kSimLibrary, "", InstalledBinary(), BuildLibrary());
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(*found, InstalledLibrary());
 }
@@ -61,19 +61,20 @@ TEST_F(SimLibraryTest, AnInstalledBinaryWorksWithoutTheBuildTree) {
 TEST_F(SimLibraryTest, FallsBackToWhereTheLibraryWasBuilt) {
   Create(InstalledBinary());
   Create(BuildLibrary());
-  auto found = FindSimLibrary("", InstalledBinary(), BuildLibrary());
+  auto found = FindPrivateFile(kSimLibrary, "", InstalledBinary(), BuildLibrary());
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(*found, BuildLibrary());
 }
 
 TEST_F(SimLibraryTest, NoLibraryAnywhereNamesEveryPlaceLookedAt) {
   Create(InstalledBinary());
-  auto found = FindSimLibrary("", InstalledBinary(), BuildLibrary());
+  auto found = FindPrivateFile(kSimLibrary, "", InstalledBinary(), BuildLibrary());
   ASSERT_FALSE(found.ok()) << "found " << *found;
   EXPECT_EQ(found.status().code(), ErrorCode::kNotFound);
   const std::string message = found.status().message();
   EXPECT_THAT(message, HasSubstr("libnvfm-sim.so"));
   EXPECT_THAT(message, HasSubstr((dir_.path() / "root/usr/bin/sim/fm/libnvfm-sim.so").string()));
+  EXPECT_THAT(message, HasSubstr((dir_.path() / "root/usr/bin/libnvfm-sim.so").string()));
   EXPECT_THAT(message, HasSubstr(InstalledLibrary().string()));
   EXPECT_THAT(message, HasSubstr(BuildLibrary().string()));
   EXPECT_THAT(message, HasSubstr("--fm-library"));
@@ -82,21 +83,51 @@ TEST_F(SimLibraryTest, NoLibraryAnywhereNamesEveryPlaceLookedAt) {
 TEST_F(SimLibraryTest, TheFlagWinsAsGiven) {
   Create(BuildBinary());
   Create(BuildLibrary());
-  auto found = FindSimLibrary("/opt/fm/libnvfm-sim.so", BuildBinary(), BuildLibrary());
+  auto found = FindPrivateFile(kSimLibrary, "/opt/fm/libnvfm-sim.so", BuildBinary(), BuildLibrary());
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(*found, "/opt/fm/libnvfm-sim.so");
 }
 
-TEST(SimLibraryCandidates, BuildTreeThenInstallPrefixThenBuildPath) {
-  EXPECT_EQ(SimLibraryCandidates("/usr/bin/gpu-fabric-plugin", "/src/build/sim/fm/libnvfm-sim.so"),
+TEST(SimLibraryCandidates, BuildTreeThenBesideThenInstallPrefixThenBuildPath) {
+  EXPECT_EQ(PrivateFileCandidates(kSimLibrary, "/usr/bin/gpu-fabric-plugin",
+                                  "/src/build/sim/fm/libnvfm-sim.so"),
             (std::vector<std::filesystem::path>{"/usr/bin/sim/fm/libnvfm-sim.so",
+                                                "/usr/bin/libnvfm-sim.so",
                                                 "/usr/lib/gpu-fabric-plugin/libnvfm-sim.so",
                                                 "/src/build/sim/fm/libnvfm-sim.so"}));
 }
 
 TEST(SimLibraryCandidates, WithoutAKnownExecutableOnlyTheBuildPath) {
-  EXPECT_EQ(SimLibraryCandidates("", "/src/build/sim/fm/libnvfm-sim.so"),
+  EXPECT_EQ(PrivateFileCandidates(kSimLibrary, "", "/src/build/sim/fm/libnvfm-sim.so"),
             (std::vector<std::filesystem::path>{"/src/build/sim/fm/libnvfm-sim.so"}));
+}
+
+// The demo program, installed in the package's private folder, finds the library beside itself.
+TEST_F(SimLibraryTest, TheInstalledDemoProgramUsesTheLibraryBesideIt) {
+  const auto demo = dir_.path() / "root" / "usr" / "lib" / "gpu-fabric-plugin" / kDemoProgram.name;
+  Create(demo);
+  Create(InstalledLibrary());
+  Create(BuildLibrary());
+  auto found = FindPrivateFile(kSimLibrary, "", demo, BuildLibrary());
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  EXPECT_EQ(*found, InstalledLibrary());
+}
+
+// `gpu-fabric-plugin demo` finds the demo program beside it in a build tree, in the package's
+// private folder when installed.
+TEST_F(SimLibraryTest, TheDemoProgramIsFoundBesideABuildTreeBinaryOrInThePackage) {
+  const auto built = dir_.path() / "build" / kDemoProgram.name;
+  const auto installed = dir_.path() / "root" / "usr" / "lib" / "gpu-fabric-plugin" / kDemoProgram.name;
+  Create(BuildBinary());
+  Create(built);
+  Create(InstalledBinary());
+  Create(installed);
+  auto from_build = FindPrivateFile(kDemoProgram, "", BuildBinary(), "");
+  ASSERT_TRUE(from_build.ok()) << from_build.status().message();
+  EXPECT_EQ(*from_build, built);
+  auto from_package = FindPrivateFile(kDemoProgram, "", InstalledBinary(), "");
+  ASSERT_TRUE(from_package.ok()) << from_package.status().message();
+  EXPECT_EQ(*from_package, installed);
 }
 
 }  // namespace
