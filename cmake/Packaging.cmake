@@ -1,6 +1,7 @@
 # The Debian package (`cpack -G DEB` in the build directory; docs/packaging.md):
 #   /usr/bin/gpu-fabric-plugin                     (install rule in src/cli)
-#   /usr/lib/gpu-fabric-plugin/libnvfm-sim.so      (sim/fm; `demo` finds it from the binary)
+#   /usr/lib/gpu-fabric-plugin/gpu-fabric-plugin-demo (sim/demo; `demo` runs it)
+#   /usr/lib/gpu-fabric-plugin/libnvfm-sim.so      (sim/fm; the demo program finds it beside it)
 #   /usr/lib/systemd/system/gpu-fabric-plugin.service, /etc/default/gpu-fabric-plugin
 #   /usr/share/doc/gpu-fabric-plugin/              (README.md, docs/*.md)
 # Runtime dependencies come from dpkg-shlibdeps (the libraries the binaries link), plus pci.ids.

@@ -36,7 +36,7 @@ Result<std::filesystem::path> FindPrivateFile(const PrivateFile& file,
   }
   std::string how = "install the gpu-fabric-plugin package";
   if (!file.flag.empty()) how = "pass " + std::string(file.flag) + " PATH or " + how;
-  return NotFound("no " + std::string(file.name) + " found; looked at: " + looked_at + "; " + how);
+  return NotFound(std::string(file.not_found) + looked_at + "; " + how);
 }
 
 }  // namespace gfp::cli

@@ -17,6 +17,7 @@ struct PrivateFile {
   std::string_view name;          // "libnvfm-sim.so"
   std::string_view build_subdir;  // where a build tree has it, relative to the binary ("sim/fm")
   std::string_view flag;          // the flag that names it instead ("--fm-library"), for messages
+  std::string_view not_found;     // the message's start when it is nowhere (docs/packaging.md)
 };
 
 // The places looked at, in order, from a binary at `self_executable`: the build tree's subfolder,
@@ -32,7 +33,11 @@ Result<std::filesystem::path> FindPrivateFile(const PrivateFile& file,
                                               const std::filesystem::path& self_executable,
                                               const std::filesystem::path& built_at);
 
-inline constexpr PrivateFile kSimLibrary{"libnvfm-sim.so", "sim/fm", "--fm-library"};
-inline constexpr PrivateFile kDemoProgram{"gpu-fabric-plugin-demo", "", ""};
+inline constexpr PrivateFile kSimLibrary{
+    "libnvfm-sim.so", "sim/fm", "--fm-library",
+    "no simulated Fabric Manager library (libnvfm-sim.so) found; looked at: "};
+inline constexpr PrivateFile kDemoProgram{
+    "gpu-fabric-plugin-demo", "", "",
+    "no demo program (gpu-fabric-plugin-demo) found; looked at: "};
 
 }  // namespace gfp::cli

@@ -319,6 +319,7 @@ class Applier {
         a->second.fabric_vfs != active.vf_bdfs) {
       Anomaly("drift: partition " + std::to_string(pid) + " adopted for allocation " + id +
               ", which is not a granted allocation of that partition; left without an owner");
+      active.vf_bdfs.clear();
       return;
     }
     active.owner = id;
@@ -345,7 +346,10 @@ class Applier {
         ActivePartition adopted;
         adopted.adopted = true;
         adopted.since = time_;
-        if (!e.owner_allocation_id().empty()) GiveBack(e.owner_allocation_id(), pid, adopted);
+        if (!e.owner_allocation_id().empty()) {
+          adopted.vf_bdfs.assign(e.vf_bdfs().begin(), e.vf_bdfs().end());
+          GiveBack(e.owner_allocation_id(), pid, adopted);
+        }
         s_.active[pid] = adopted;
         return;
       }

@@ -606,11 +606,15 @@ bool SameTable(const State& s, const std::map<PartitionId, PartitionState>& tabl
 }
 
 // The granted allocation whose partition `pid` is, if any: an activation for it (a repair) whose
-// reply was lost or came after the deadline took effect, so the partition is its again. Not for
-// VF allocations: FM does not say which VFs the activation carried.
+// reply was lost or came after the deadline took effect, so the partition is its again. FM does
+// not say which VFs an activation carried; a VF allocation's partition is taken to carry the
+// allocation's list, the one every activation for it passes. (A partition an operator activated
+// by hand with other VFs is not told apart, as one activated by hand for whole GPUs is not;
+// leaving it ownerless instead left a running VM's partition with no owner and nothing that
+// would ever give it one: GFP_SIM_SEED=20029.)
 std::optional<AllocationId> AllocationOfPartition(const State& state, PartitionId pid) {
   for (const auto& [id, a] : state.allocations) {
-    if (a.partition != pid || !a.fabric_vfs.empty()) continue;
+    if (a.partition != pid) continue;
     if (a.status == AllocationStatus::kGranted || a.status == AllocationStatus::kBound) return id;
   }
   return std::nullopt;
@@ -669,7 +673,10 @@ void JournalDrift(Builder& b, const std::set<PartitionId>& fm_active) {
     drift.set_detail("Fabric Manager has partition " + std::to_string(pid) +
                      " active without a journaled activation; adopted" +
                      (owner ? " for allocation " + *owner + ", whose partition it is" : ""));
-    if (owner) drift.set_owner_allocation_id(*owner);
+    if (owner) {
+      drift.set_owner_allocation_id(*owner);
+      for (const Bdf& vf : b.state().allocations.at(*owner).fabric_vfs) drift.add_vf_bdfs(vf);
+    }
     GFP_EMIT(b, drift_detected, drift);
   }
 }

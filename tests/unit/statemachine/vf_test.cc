@@ -217,6 +217,28 @@ TEST_F(VfTest, InterruptedReactivationIsRecordedWithItsListForItsOwner) {
   EXPECT_EQ(d.state.anomaly_count, 0u);
 }
 
+// Found by the deterministic simulation (GFP_SIM_SEED=20029, an H100 vGPU node): a drift repair
+// with VFs whose reply was lost (the retry after reconnecting got FM_ST_IN_USE) took effect in FM,
+// and the next observation adopted the partition without an owner although the running VM's
+// granted allocation names it. It goes back to that allocation, with the allocation's VF list
+// (every activation for it passes that list): as for whole GPUs (recovery.md row 15).
+TEST_F(VfTest, RepairWithVfsThatTookEffectUnansweredGoesBackToItsAllocationWithItsList) {
+  const AllocationId id = Allocate({V(3, 5), V(1)});
+  FabricLosesEverything(/*pod_holders_known=*/false);
+  ASSERT_EQ(last.effects.size(), 1u);
+  d.Run(OutcomeOf(last.effects[0], d.now, gfp::testing::FmError(-7, "FM_ST_IN_USE")));
+  ASSERT_FALSE(d.state.active.count(3));
+  ObserveFabricState late;  // FM had carried the first attempt out
+  late.now = ++d.now;
+  late.partitions = gfp::testing::PartitionsOf(node, {3});
+  d.Run(late);
+  ASSERT_TRUE(d.state.active.count(3));
+  EXPECT_EQ(d.state.active.at(3).owner, id);
+  EXPECT_FALSE(d.state.active.at(3).adopted);
+  EXPECT_THAT(d.state.active.at(3).vf_bdfs, ElementsAre("0000:c3:00.4", "0000:d1:00.5"));
+  EXPECT_EQ(d.state.anomaly_count, 0u);
+}
+
 // The journal's order can only stop matching FM's GPU order through a hand-made state (the table
 // and mapping of a partition in use never change): re-activation is then refused, never done
 // with a different list.
