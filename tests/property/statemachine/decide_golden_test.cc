@@ -1,9 +1,10 @@
 // Decide is deterministic across processes and builds: a few seeded scenarios (scenario.h's
 // generator and runner, on the in-memory executor) are run here, and the journal each produces is
 // compared with the golden one an earlier process wrote under tests/fixtures/decide-golden/. A
-// golden file holds the scenario's steps digest, the number of events, the SHA-256 chain head the
-// journal would store for them (docs/journal-format.md) and one line per event: its seq, type and
-// the first 8 bytes of its chain hash, so a failure names the first event that differs.
+// golden file holds the scenario's steps digest, one line per event (its seq, type and the first
+// 8 bytes of its chain hash, so a failure names the first event that differs), the number of
+// events, what the scenario did, and the SHA-256 chain head the journal would store for them
+// (docs/journal-format.md).
 //
 // When a change to Decide (or to the scenario generator: the "steps" line then differs too) is
 // meant to change these journals, rewrite the golden files and commit them with the change:
@@ -31,6 +32,11 @@ struct GoldenScenario {
   bool fm;
   std::uint64_t seed;
 };
+
+// How gtest names a scenario in a failure.
+void PrintTo(const GoldenScenario& scenario, std::ostream* os) {
+  *os << scenario.name << " seed " << scenario.seed;
+}
 
 // Seeds picked so that, together, the scenarios grant, fail, restart and crash mid-saga (each
 // golden file's "stats" line shows it).
@@ -84,12 +90,12 @@ Result<std::string> Regenerate(const GoldenScenario& scenario) {
   out << "# Decide's journal for one seeded scenario; see decide_golden_test.cc.\n"
       << "scenario " << scenario.name << " seed " << scenario.seed << "\n"
       << "steps " << steps.size() << " " << Sha256Hex(steps_text.str()) << "\n"
+      << lines.str()  // before the totals: a difference is reported at its first event
+      << "events " << journal.size() << "\n"
       << "stats grants " << stats.grants << " rejections " << stats.rejections << " restarts "
       << stats.restarts << " crashes_mid_saga " << stats.crashes_mid_saga << " drifts "
       << stats.drifts << "\n"
-      << "events " << journal.size() << "\n"
-      << "head " << store::HashToHex(head) << "\n"
-      << lines.str();
+      << "head " << store::HashToHex(head) << "\n";
   return out.str();
 }
 
@@ -131,10 +137,12 @@ TEST_P(DecideGolden, JournalEqualsTheOneAnEarlierProcessWrote) {
                          << " (write it with GFP_UPDATE_GOLDEN=1)";
   const std::string golden((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string difference = FirstDifference(golden, *now);
-  EXPECT_EQ(difference, "") << where << ": Decide's journal differs from the golden "
-                            << path.string() << " at " << difference
-                            << ". If the change is intended, rewrite it with GFP_UPDATE_GOLDEN=1 "
-                               "(see decide_golden_test.cc).";
+  if (!difference.empty()) {
+    ADD_FAILURE() << where << ": Decide's journal differs from the golden " << path.string()
+                  << " at " << difference
+                  << ". If the change is intended, rewrite it with GFP_UPDATE_GOLDEN=1 (see "
+                     "decide_golden_test.cc).";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeded, DecideGolden, ::testing::ValuesIn(kScenarios),
