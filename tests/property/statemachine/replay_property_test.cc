@@ -50,6 +50,8 @@ void Live(Life& life, bool fm_sometimes_off) {
   if (!status.ok()) RC_FAIL(status.message());
   life.stats = runner.stats();
   life.now = runner.now();
+  // The boot alone journals: a life that compared no scratch state judged nothing.
+  RC_ASSERT(life.stats.scratch_states_compared > 0);
 }
 
 RC_GTEST_PROP(StateMachineProperty, InvariantsAndDecideScratchHoldThroughAnyLife, ()) {
