@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -244,6 +246,19 @@ class Driver {
     return out;
   }
 };
+
+// The partition of the fixture's own table whose GPUs are exactly `gpus` (in any order), if any:
+// a judge for tests that does not go through the product's sm::PartitionWithExactDevices.
+inline std::optional<std::uint32_t> FixturePartitionOf(const NodeFixture& n,
+                                                       const std::vector<std::string>& gpus) {
+  const std::multiset<std::string> wanted(gpus.begin(), gpus.end());
+  for (const auto& [id, modules] : n.partitions) {
+    std::multiset<std::string> have;
+    for (auto m : modules) have.insert(n.bdfs_by_module[m - 1]);
+    if (have == wanted) return id;
+  }
+  return std::nullopt;
+}
 
 inline std::vector<std::string> Modules(const NodeFixture& n, std::vector<int> modules) {
   std::vector<std::string> out;

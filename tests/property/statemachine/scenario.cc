@@ -219,13 +219,15 @@ void ScenarioRunner::Count(const std::vector<events::Event>& journaled) {
 Status ScenarioRunner::Execute(const sm::Command& command, sm::Decision* out) {
   GFP_ASSIGN_OR_RETURN(sm::Decision decision, executor_.Execute(command));
   const sm::State& applied = executor_.state();
-  // The engine adopts Decide's scratch state and returns it unset (its restarts check it
-  // against replay); an executor that applies the events itself must end where Decide did.
+  // The engine adopts Decide's scratch state and returns it unset (its suite compares the live
+  // state with its SQLite file); an executor that applies the events itself must end where
+  // Decide did.
   if (decision.state_after && !(*decision.state_after == applied)) {
     return Internal("Decide's scratch state differs from the state after applying its " +
                     std::to_string(decision.events.size()) +
                     " events: " + StateDiff(applied, *decision.state_after));
   }
+  stats_.scratch_states_compared += decision.state_after.has_value();
   GFP_RETURN_IF_ERROR(sm::CheckInvariants(applied).WithContext("invariant broken"));
   if (applied.anomaly_count != 0) {
     return Internal("anomaly journaled: " + applied.recent_anomalies.back().description);

@@ -72,6 +72,9 @@ struct ScenarioStats {
   int deactivations = 0;
   int drifts = 0;
   int rejections = 0;
+  // Decisions whose scratch state was compared with the executor's applied state (none on the
+  // engine, which returns decisions without it).
+  int scratch_states_compared = 0;
 };
 
 // One word each for how a scenario restarted the plugin, changed the node, and changed FM behind

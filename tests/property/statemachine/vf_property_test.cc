@@ -99,6 +99,13 @@ class VfLife {
     return bdf.substr(0, bdf.size() - 1) + std::to_string(4 + index);
   }
 
+  // Judged from what this life put on the node, not by the product's AnyVf: every device it
+  // inventories is a VF, at an address that is none of the GPUs'.
+  bool IsVf(const std::string& device) const {
+    return std::find(node_.bdfs_by_module.begin(), node_.bdfs_by_module.end(), device) ==
+           node_.bdfs_by_module.end();
+  }
+
   ObserveInventory Inventory() const {
     ObserveInventory inventory;
     inventory.now = now_;
@@ -153,9 +160,11 @@ class VfLife {
       const std::vector<Bdf> vfs(r.vf_bdfs().begin(), r.vf_bdfs().end());
       journaled.push_back(vfs);
       auto allocation = before.allocations.find(r.allocation_id());
-      const bool with_vfs = allocation != before.allocations.end()
-                                ? AnyVf(before, allocation->second.devices)
-                                : !vfs.empty();
+      const bool with_vfs =
+          allocation != before.allocations.end()
+              ? std::any_of(allocation->second.devices.begin(), allocation->second.devices.end(),
+                            [this](const auto& id) { return IsVf(id); })
+              : !vfs.empty();
       if (!with_vfs) continue;
       ++activations_with_vfs_;
       if (vfs.empty())

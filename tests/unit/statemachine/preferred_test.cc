@@ -78,7 +78,7 @@ TEST_P(PreferredByPartitionTest, EverySizeGetsOneWholePartition) {
     auto answer = PreferredByPartition(d.state, {node.bdfs_by_module, {}, size});
     ASSERT_TRUE(answer.ok()) << "size " << size << ": " << answer.status().message();
     ASSERT_EQ(answer->size(), size);
-    EXPECT_TRUE(PartitionWithExactDevices(d.state, *answer).has_value()) << "size " << size;
+    EXPECT_TRUE(gfp::testing::FixturePartitionOf(node, *answer).has_value()) << "size " << size;
   }
 }
 
@@ -93,7 +93,7 @@ TEST(PreferredByPartition, KeepsLargerFreePartitionsWhole) {
   std::vector<std::string> available = Modules(node, {2, 3, 4, 5, 6, 7, 8});
   auto answer = PreferredByPartition(d.state, {available, {}, 2});
   ASSERT_TRUE(answer.ok()) << answer.status().message();
-  EXPECT_EQ(PartitionWithExactDevices(d.state, *answer), 4u);
+  EXPECT_EQ(gfp::testing::FixturePartitionOf(node, *answer), 4u);
 }
 
 TEST(PreferredByPartition, MustIncludeComesFirstThenKubeletOrder) {
@@ -105,7 +105,7 @@ TEST(PreferredByPartition, MustIncludeComesFirstThenKubeletOrder) {
   auto answer = PreferredByPartition(d.state, {available, Modules(node, {3}), 4});
   ASSERT_TRUE(answer.ok());
   EXPECT_EQ(answer->front(), Modules(node, {3})[0]);
-  EXPECT_EQ(PartitionWithExactDevices(d.state, *answer), 1u);
+  EXPECT_EQ(gfp::testing::FixturePartitionOf(node, *answer), 1u);
   EXPECT_THAT(*answer, ElementsAre(Modules(node, {3})[0], Modules(node, {4})[0],
                                    Modules(node, {2})[0], Modules(node, {1})[0]));
 }

@@ -65,7 +65,7 @@ TEST_F(RecoveryTest, ActivationThatDidNotHappenFailsItsRequest) {
   EXPECT_THAT(Recover({}), ElementsAre("PartitionActivationFailed", "AllocationRejected"));
   EXPECT_TRUE(d.state.active.empty());
   const events::FmResult& fm = d.journal[d.journal.size() - 2].partition_activation_failed().fm();
-  EXPECT_EQ(fm.name(), kRecoveredNotAppliedName);
+  EXPECT_EQ(fm.name(), "RECOVERED_NOT_APPLIED");  // journaled: the literal, not the constant
   // Its own representation, not FM's FM_ST_GENERIC_ERROR number.
   EXPECT_EQ(fm.origin(), events::FmResult::ORIGIN_RECOVERED_NOT_APPLIED);
   EXPECT_EQ(fm.code(), 0);
@@ -78,8 +78,8 @@ TEST_F(RecoveryTest, ActivationThatDidNotHappenFailsItsRequest) {
 // FM's own GENERIC_ERROR is not.
 TEST(RecoveredNotAppliedTest, OlderFormIsReadAsTheRecoveryOutcome) {
   events::FmResult legacy;
-  legacy.set_code(kLegacyRecoveredNotAppliedCode);
-  legacy.set_name(kRecoveredNotAppliedName);
+  legacy.set_code(-2);  // FM_ST_GENERIC_ERROR's number, as older journals hold it
+  legacy.set_name("RECOVERED_NOT_APPLIED");  // what older journals hold
   legacy.set_message("recovered after restart: Fabric Manager reports partition 3 inactive");
   events::FmResult decoded;  // as an old journal's bytes decode in this version
   ASSERT_TRUE(decoded.ParseFromString(legacy.SerializeAsString()));
@@ -113,7 +113,7 @@ TEST(RecoveredNotAppliedTest, BothFormsReplayToTheSameState) {
     events::FmResult* fm = e.mutable_partition_activation_failed()->mutable_fm();
     ASSERT_EQ(fm->origin(), events::FmResult::ORIGIN_RECOVERED_NOT_APPLIED);
     fm->clear_origin();
-    fm->set_code(kLegacyRecoveredNotAppliedCode);
+    fm->set_code(-2);  // as older journals hold it
     rewritten = true;
   }
   ASSERT_TRUE(rewritten);
