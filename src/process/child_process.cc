@@ -109,6 +109,11 @@ bool ChildProcess::Reap(bool block) {
 
 bool ChildProcess::Running() { return !Reap(false); }
 
+ExitStatus ChildProcess::Wait() {
+  Reap(true);
+  return *exit_;
+}
+
 std::optional<ExitStatus> ChildProcess::WaitForExit(std::chrono::milliseconds timeout) {
   WaitUntil([&] { return Reap(false); }, timeout, std::chrono::milliseconds(5));
   return exit_;
@@ -160,7 +165,10 @@ Result<CommandResult> RunCommand(ProcessOptions options, std::chrono::millisecon
   }
   result.status = *status;
   result.output = process->Log();
-  if (!options.stdout_path.empty()) result.stdout_text = ReadFileOrEmpty(options.stdout_path);
+  std::error_code ignored;  // not /dev/full: it reads as endless zeros
+  if (std::filesystem::is_regular_file(options.stdout_path, ignored)) {
+    result.stdout_text = ReadFileOrEmpty(options.stdout_path);
+  }
   return result;
 }
 

@@ -44,7 +44,8 @@ struct ExitStatus {
 };
 
 struct ProcessOptions {
-  std::filesystem::path binary;
+  std::filesystem::path binary;  // a name without '/' is looked up in PATH
+
   std::vector<std::string> args;  // without argv[0]
   // Set (or override) in the child's environment, which otherwise is this process's.
   std::map<std::string, std::string> env;
@@ -74,6 +75,8 @@ class ChildProcess {
 
   // True while the child has not exited (reaps it when it has).
   bool Running();
+  // Blocks until the child ends (a benchmark timing it: no polling period added).
+  ExitStatus Wait();
   // The exit status once the child has ended, if it ended within `timeout`.
   std::optional<ExitStatus> WaitForExit(std::chrono::milliseconds timeout);
   // Sends `signal` (SIGTERM by default), waits up to `timeout`, then SIGKILLs
@@ -103,7 +106,7 @@ class ChildProcess {
 struct CommandResult {
   ExitStatus status;
   std::string output;       // stdout and stderr, interleaved (only stderr with a stdout_path)
-  std::string stdout_text;  // what went to stdout_path, when set
+  std::string stdout_text;  // what went to stdout_path, when that is a regular file
   std::string command_line;
 };
 Result<CommandResult> RunCommand(ProcessOptions options,

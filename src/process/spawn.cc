@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,7 @@ std::string StepText(Step step) {
 
 // Everything the child uses, built before fork: the child may not allocate.
 struct Prepared {
+  std::string executable;
   std::vector<std::string> argv_storage, env_storage;
   std::vector<char*> argv, envp;
   std::string stdin_path, stdout_path, log_path, working_dir;
@@ -78,7 +81,20 @@ std::vector<char*> Pointers(std::vector<std::string>& storage) {
   return out;
 }
 
+// A name without '/' is looked up in PATH, as a shell would; the program itself otherwise.
+std::string Executable(const std::string& binary) {
+  if (binary.find('/') != std::string::npos) return binary;
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + binary;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return binary;  // execve says ENOENT
+}
+
 void Prepare(const ProcessOptions& o, Prepared& p) {
+  p.executable = Executable(o.binary.string());
   p.argv_storage = {o.binary.string()};
   p.argv_storage.insert(p.argv_storage.end(), o.args.begin(), o.args.end());
   p.env_storage = ChildEnvironment(o);
@@ -138,7 +154,7 @@ void ResetSignals() {
   // Nothing inherited beyond 0-2; `report` (close-on-exec, above 2) stays to tell of a failure.
   ::close_range(STDERR_FILENO + 1, static_cast<unsigned>(report) - 1, 0);
   ::close_range(static_cast<unsigned>(report) + 1, UINT_MAX, 0);
-  ::execve(p.argv[0], p.argv.data(), p.envp.data());
+  ::execve(p.executable.c_str(), p.argv.data(), p.envp.data());
   Fail(report, Step::kExec);
 }
 

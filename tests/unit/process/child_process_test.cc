@@ -153,6 +153,14 @@ TEST_F(ChildProcessTest, StdoutToItsOwnFileStdinFromAFileAndAWorkingDirectory) {
   EXPECT_NE(result->command_line.find(" < "), std::string::npos) << result->command_line;
 }
 
+TEST_F(ChildProcessTest, ABareNameIsLookedUpInPath) {
+  ProcessOptions o = Shell("exit 3");
+  o.binary = "sh";
+  auto result = RunCommand(o, 5s);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->status.ShellCode(), 3) << result->status.ToString() << result->output;
+}
+
 TEST_F(ChildProcessTest, AMissingWorkingDirectoryIsAnErrorNamingTheStep) {
   ProcessOptions o = Shell("true");
   o.working_dir = dir_.path() / "absent";
