@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <thread>
 
 #include "common/temp_dir.h"
 
@@ -202,6 +203,21 @@ TEST_F(ChildProcessTest, ChildDiesWhenItsParentIsKilled) {
   EXPECT_TRUE(ended) << "the child " << grandchild << " outlived its SIGKILLed parent";
   if (!ended) PidfdKill(pidfd);  // leave no orphan behind
   ::close(pidfd);
+}
+
+// The header's warning, pinned: the parent-death signal follows the thread that started the
+// child, so a child started from a worker thread dies when that thread returns.
+TEST_F(ChildProcessTest, ChildDiesWithTheThreadThatStartedIt) {
+  std::unique_ptr<ChildProcess> child;
+  std::thread worker([&] {
+    auto started = ChildProcess::Start(Shell("exec sleep 300"));
+    if (started.ok()) child = std::move(started).value();
+  });
+  worker.join();
+  ASSERT_NE(child, nullptr);
+  const auto status = child->WaitForExit(10s);
+  ASSERT_TRUE(status.has_value()) << "the child outlived the thread that started it";
+  EXPECT_EQ(status->signal, SIGKILL) << status->ToString();
 }
 
 }  // namespace
