@@ -2,11 +2,8 @@
 // and the wall time of the real binary's `journal history --partition N --since T` and
 // `journal state --at SEQ` (each <= 1 s on a 10,000,000-event journal), T and SEQ early, in
 // the middle and late. Output of the commands goes to /dev/null.
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -20,6 +17,7 @@
 #include "bench/bench_report.h"
 #include "bench/common/grow_journal.h"
 #include "common/sm_fixtures.h"
+#include "process/child_process.h"
 #include "statemachine/event_codec.h"
 #include "statemachine/event_subjects.h"
 #include "store/journal.h"
@@ -30,8 +28,6 @@ using gfp::bench::Figures;
 using gfp::bench::Fmt;
 using gfp::bench::Row;
 using gfp::bench::Spec7Figure;
-
-extern char** environ;
 
 namespace {
 
@@ -70,28 +66,22 @@ std::string TimeAt(const fs::path& path, std::uint64_t seq) {
 
 // Runs the binary with `args`, stdout to /dev/null, and returns its wall time in ms.
 double TimeCommand(const std::string& binary, const std::vector<std::string>& args) {
-  std::vector<std::string> all = {binary};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  gfp::process::ProcessOptions o;
+  o.binary = binary;
+  o.args = args;
+  o.stdout_path = "/dev/null";
+  o.log_path = fs::temp_directory_path() / ("bench_history." + std::to_string(::getpid()) + ".log");
+  fs::remove(o.log_path);
   const auto started = std::chrono::steady_clock::now();
-  pid_t pid = 0;
-  if (posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
-    Die("cannot run " + binary);
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  if (::waitpid(pid, &status, 0) != pid) Die("waitpid failed");
+  auto child = gfp::process::ChildProcess::Start(o);
+  if (!child.ok()) Die(child.status().message());
+  const gfp::process::ExitStatus status = (*child)->Wait();
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string line;
-    for (const auto& a : all) line += a + " ";
-    Die("command failed (exit " + std::to_string(WEXITSTATUS(status)) + "): " + line);
+  const std::string errors = (*child)->Log();
+  fs::remove(o.log_path);
+  if (!status.success()) {
+    Die("command failed (" + status.ToString() + "): " + (*child)->CommandLine() + "\n" + errors);
   }
   return ms;
 }

@@ -1,17 +1,13 @@
 #include "process/child_process.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
-extern char** environ;
+#include "process/spawn.h"
 
 namespace gfp::process {
 namespace {
@@ -49,73 +45,10 @@ std::string CommandLineOf(const ProcessOptions& o) {
   for (const auto& [key, value] : o.env) out += key + "=" + Quote(value) + " ";
   out += Quote(o.binary.string());
   for (const auto& a : o.args) out += " " + Quote(a);
+  if (!o.stdin_path.empty()) out += " < " + Quote(o.stdin_path.string());
+  if (!o.stdout_path.empty()) out += " >> " + Quote(o.stdout_path.string());
+  if (!o.working_dir.empty()) out = "cd " + Quote(o.working_dir.string()) + " && " + out;
   return out;
-}
-
-// The child's environment: ours, minus `unset_env`, with `env` set.
-std::vector<std::string> ChildEnvironment(const ProcessOptions& o) {
-  std::vector<std::string> out;
-  for (char** e = environ; e && *e; ++e) {
-    std::string entry(*e);
-    const std::string key = entry.substr(0, entry.find('='));
-    if (o.env.count(key)) continue;
-    if (std::find(o.unset_env.begin(), o.unset_env.end(), key) != o.unset_env.end()) continue;
-    out.push_back(std::move(entry));
-  }
-  for (const auto& [key, value] : o.env) out.push_back(key + "=" + value);
-  return out;
-}
-
-std::vector<char*> Pointers(std::vector<std::string>& storage) {
-  std::vector<char*> out;
-  for (auto& s : storage) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
-// stdin from /dev/null, stdout and stderr appended to the log, nothing else inherited.
-void SetUpFiles(posix_spawn_file_actions_t* actions, const std::string& log) {
-  posix_spawn_file_actions_addopen(actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(actions, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
-  posix_spawn_file_actions_adddup2(actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addclosefrom_np(actions, STDERR_FILENO + 1);
-}
-
-// Default dispositions and an empty mask in the child, whatever the parent (a test runner, a
-// shell that ignores SIGINT for background jobs, a thread blocking SIGTERM) set.
-void ResetSignals(posix_spawnattr_t* attr) {
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(attr, &all);
-  posix_spawnattr_setsigmask(attr, &none);
-  posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-}
-
-Result<pid_t> Spawn(const ProcessOptions& o) {
-  if (o.log_path.empty()) return InvalidArgument("ProcessOptions.log_path is required");
-  std::vector<std::string> argv_storage = {o.binary.string()};
-  argv_storage.insert(argv_storage.end(), o.args.begin(), o.args.end());
-  std::vector<std::string> env_storage = ChildEnvironment(o);
-  std::vector<char*> argv = Pointers(argv_storage);
-  std::vector<char*> envp = Pointers(env_storage);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  SetUpFiles(&actions, o.log_path.string());
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  ResetSignals(&attr);
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    return Internal("cannot start " + o.binary.string() + " (log " + o.log_path.string() +
-                    "): " + std::strerror(rc));
-  }
-  return pid;
 }
 
 }  // namespace
@@ -176,6 +109,11 @@ bool ChildProcess::Reap(bool block) {
 
 bool ChildProcess::Running() { return !Reap(false); }
 
+ExitStatus ChildProcess::Wait() {
+  Reap(true);
+  return *exit_;
+}
+
 std::optional<ExitStatus> ChildProcess::WaitForExit(std::chrono::milliseconds timeout) {
   WaitUntil([&] { return Reap(false); }, timeout, std::chrono::milliseconds(5));
   return exit_;
@@ -210,8 +148,11 @@ bool ChildProcess::WaitForLog(const std::string& needle, std::chrono::millisecon
 }
 
 Result<CommandResult> RunCommand(ProcessOptions options, std::chrono::milliseconds timeout) {
-  std::error_code ignored;
-  std::filesystem::remove(options.log_path, ignored);
+  // Only this run's output; a device (/dev/null) is left alone.
+  for (const auto& path : {options.log_path, options.stdout_path}) {
+    std::error_code ignored;
+    if (std::filesystem::is_regular_file(path, ignored)) std::filesystem::remove(path, ignored);
+  }
   GFP_ASSIGN_OR_RETURN(auto process, ChildProcess::Start(options));
   CommandResult result;
   result.command_line = process->CommandLine();
@@ -224,6 +165,10 @@ Result<CommandResult> RunCommand(ProcessOptions options, std::chrono::millisecon
   }
   result.status = *status;
   result.output = process->Log();
+  std::error_code ignored;  // not /dev/full: it reads as endless zeros
+  if (std::filesystem::is_regular_file(options.stdout_path, ignored)) {
+    result.stdout_text = ReadFileOrEmpty(options.stdout_path);
+  }
   return result;
 }
 

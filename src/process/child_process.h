@@ -1,8 +1,16 @@
 // One way to run a program as a child process, for the demo (it runs `serve`), the integration
-// and crash tests, and the benchmarks: posix_spawn with arguments and extra environment, stdin
-// from /dev/null, stdout and stderr appended to a log file, default signal dispositions and an
-// empty signal mask in the child (whatever the parent blocks or ignores), no inherited file
-// descriptors beyond 0-2; waiting, SIGTERM then SIGKILL, SIGKILL at an arbitrary moment.
+// and crash tests, the benchmarks and every test that runs a program: fork + execve with
+// arguments and extra environment, stdin from /dev/null (or a file), stdout and stderr appended
+// to a log file (or stdout to a file of its own), default signal dispositions and an empty signal
+// mask in the child (whatever the parent blocks or ignores), no inherited file descriptors beyond
+// 0-2; waiting, SIGTERM then SIGKILL, SIGKILL at an arbitrary moment.
+//
+// A child dies with its parent: it gets SIGKILL (PR_SET_PDEATHSIG) when the process that started
+// it ends, however it ends (an aborting test, a crash, SIGKILL), so no orphan `serve` outlives a
+// test run. Linux sends that signal when the *thread* that started the child exits, not only the
+// process: start a child from a thread that outlives it (a test's own thread, main's thread),
+// never from a short-lived worker thread, or the child is killed when that worker returns.
+// (The signal is also cleared by exec of a set-user-ID or file-capability program.)
 #pragma once
 
 #include <signal.h>
@@ -36,14 +44,21 @@ struct ExitStatus {
 };
 
 struct ProcessOptions {
-  std::filesystem::path binary;
+  std::filesystem::path binary;  // a name without '/' is looked up in PATH
+
   std::vector<std::string> args;  // without argv[0]
   // Set (or override) in the child's environment, which otherwise is this process's.
   std::map<std::string, std::string> env;
   // Removed from the child's environment.
   std::vector<std::string> unset_env;
-  // stdout and stderr of the child go here (appended; required).
+  // stderr of the child goes here, and stdout unless stdout_path is set (appended; required).
   std::filesystem::path log_path;
+  // stdout of the child goes here instead (appended; /dev/null or /dev/full work too).
+  std::filesystem::path stdout_path;
+  // stdin of the child reads this file; /dev/null when empty.
+  std::filesystem::path stdin_path;
+  // The child's working directory; this process's when empty.
+  std::filesystem::path working_dir;
 };
 
 class ChildProcess {
@@ -60,6 +75,8 @@ class ChildProcess {
 
   // True while the child has not exited (reaps it when it has).
   bool Running();
+  // Blocks until the child ends (a benchmark timing it: no polling period added).
+  ExitStatus Wait();
   // The exit status once the child has ended, if it ended within `timeout`.
   std::optional<ExitStatus> WaitForExit(std::chrono::milliseconds timeout);
   // Sends `signal` (SIGTERM by default), waits up to `timeout`, then SIGKILLs
@@ -88,7 +105,8 @@ class ChildProcess {
 // Runs a program to completion (e.g. `gpu-fabric-plugin journal verify`), capturing its output.
 struct CommandResult {
   ExitStatus status;
-  std::string output;  // stdout and stderr, interleaved
+  std::string output;       // stdout and stderr, interleaved (only stderr with a stdout_path)
+  std::string stdout_text;  // what went to stdout_path, when that is a regular file
   std::string command_line;
 };
 Result<CommandResult> RunCommand(ProcessOptions options,

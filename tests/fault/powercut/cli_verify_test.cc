@@ -3,16 +3,16 @@
 // after, for each cut mode.
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
+#include <chrono>
 #include <string>
 
 #include "common/fault_vfs.h"
+#include "common/temp_dir.h"
 #include "fault/powercut/recovery_check.h"
 #include "fault/powercut/sweep_options.h"
 #include "fault/powercut/workload.h"
+#include "process/child_process.h"
 
 namespace gfp::faulttest {
 namespace {
@@ -25,15 +25,19 @@ struct CliRun {
 };
 
 CliRun JournalVerify(const std::string& journal) {
-  const std::string command =
-      std::string(GFP_BINARY) + " journal verify --journal '" + journal + "' 2>&1";
+  gfp::testing::TempDir dir;
+  process::ProcessOptions o;
+  o.binary = GFP_BINARY;
+  o.args = {"journal", "verify", "--journal", journal};
+  o.log_path = dir.path() / "verify.log";
   CliRun run;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) run.output += buffer.data();
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  auto result = process::RunCommand(o, std::chrono::seconds(60));
+  if (!result.ok()) {
+    run.output = result.status().message();
+    return run;
+  }
+  run.exit_code = result->status.exited ? result->status.code : -1;
+  run.output = result->output;
   return run;
 }
 

@@ -4,13 +4,11 @@
 #include <sqlite3.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -24,7 +22,9 @@ namespace {
 using ::testing::HasSubstr;
 
 using gfp::testing::Cli;
+using gfp::testing::CliOutput;
 using gfp::testing::CliRun;
+using gfp::testing::RunProgram;
 
 class JournalCliTest : public ::testing::Test {
  protected:
@@ -170,7 +170,7 @@ TEST_F(JournalCliTest, ClearErrorsForFilesThatAreNotJournals) {
 // Issue 8, item 4: a verb whose output could not be written must not exit 0.
 TEST_F(JournalCliTest, VerbsFailWhenTheirOutputCannotBeWritten) {
   for (const std::string verb : {"history", "export", "state", "verify"}) {
-    CliRun run = Cli("journal " + verb + " --journal " + journal, "2>&1 >/dev/full");
+    CliRun run = Cli("journal " + verb + " --journal " + journal, CliOutput::kStderrStdoutFull);
     EXPECT_EQ(run.exit_code, 1) << verb << ": " << run.output;
     EXPECT_THAT(run.output, HasSubstr("writing the output failed")) << verb;
   }
@@ -179,16 +179,13 @@ TEST_F(JournalCliTest, VerbsFailWhenTheirOutputCannotBeWritten) {
 // Item 5: --journal wins over GPU_FABRIC_JOURNAL for every verb; the variable fills in only
 // when the flag is absent.
 TEST_F(JournalCliTest, JournalFlagWinsOverTheEnvironmentForEveryVerb) {
-  const std::string env = "GPU_FABRIC_JOURNAL=" + (dir.path() / "absent.db").string() + " ";
+  const std::map<std::string, std::string> env = {
+      {"GPU_FABRIC_JOURNAL", (dir.path() / "absent.db").string()}};
   for (const std::string verb : {"history", "export", "state", "verify"}) {
-    const std::string command = "sh -c '" + env + GFP_BINARY + " journal " + verb + " --journal " +
-                                journal + " >/dev/null 2>&1; echo $?'";
-    FILE* pipe = ::popen(command.c_str(), "r");
-    ASSERT_NE(pipe, nullptr);
-    char buffer[16] = {};
-    ASSERT_NE(std::fgets(buffer, sizeof buffer, pipe), nullptr);
-    ::pclose(pipe);
-    EXPECT_EQ(std::string(buffer), "0\n") << verb << " used the environment over --journal";
+    const CliRun run =
+        RunProgram(std::string(GFP_BINARY) + " journal " + verb + " --journal " + journal,
+                   CliOutput::kBoth, env);
+    EXPECT_EQ(run.exit_code, 0) << verb << " used the environment over --journal: " << run.output;
   }
   ::setenv("GPU_FABRIC_JOURNAL", journal.c_str(), 1);
   CliRun from_env = Cli("journal state --format json");
@@ -200,10 +197,10 @@ TEST_F(JournalCliTest, JournalFlagWinsOverTheEnvironmentForEveryVerb) {
 TEST_F(JournalCliTest, ReadingVerbsStopAtAMissingSeq) {
   Sql("DELETE FROM events WHERE seq = 30");
   for (const std::string verb : {"history", "export"}) {
-    CliRun out = Cli("journal " + verb + " --journal " + journal, "2>/dev/null");
+    CliRun out = Cli("journal " + verb + " --journal " + journal, CliOutput::kStdout);
     EXPECT_EQ(out.exit_code, 1) << verb;
     EXPECT_EQ(std::count(out.output.begin(), out.output.end(), '\n'), 29) << out.output;
-    CliRun err = Cli("journal " + verb + " --journal " + journal, "2>&1 >/dev/null");
+    CliRun err = Cli("journal " + verb + " --journal " + journal, CliOutput::kStderr);
     EXPECT_THAT(err.output, HasSubstr("damaged at seq 30")) << verb;
   }
   // state checks what it replays: from seq 1 here (the fixture's only snapshot is at 43).
@@ -215,7 +212,7 @@ TEST_F(JournalCliTest, ReadingVerbsStopAtAMissingSeq) {
 TEST_F(JournalCliTest, ReadingVerbsStopAtABrokenChain) {
   Sql("UPDATE events SET time_us = time_us + 1 WHERE seq = 17");
   for (const std::string verb : {"history", "export", "state --at 35"}) {
-    CliRun run = Cli("journal " + verb + " --journal " + journal, "2>&1 >/dev/null");
+    CliRun run = Cli("journal " + verb + " --journal " + journal, CliOutput::kStderr);
     EXPECT_EQ(run.exit_code, 1) << verb;
     EXPECT_THAT(run.output, HasSubstr("damaged at seq 17")) << verb;
   }
@@ -300,13 +297,8 @@ void ExpectVerbsReadItAndCreateNothing(const std::filesystem::path& journal,
     const std::string binary = std::string(GFP_BINARY);
     const std::string line =
         prefix.empty() ? binary + " " + command : prefix + " " + binary + " " + command;
-    FILE* pipe = ::popen((line + " 2>&1").c_str(), "r");
-    ASSERT_NE(pipe, nullptr);
-    std::string output;
-    std::array<char, 4096> buffer{};
-    while (std::fgets(buffer.data(), buffer.size(), pipe)) output += buffer.data();
-    const int status = ::pclose(pipe);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << line << ":\n" << output;
+    const CliRun run = RunProgram(line);
+    EXPECT_EQ(run.exit_code, 0) << line << ":\n" << run.output;
   }
   EXPECT_EQ(count(), before) << "a reader created files beside " << journal;
 }

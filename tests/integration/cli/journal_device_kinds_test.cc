@@ -2,13 +2,11 @@
 // The journal is written event by event through the store, as serve would write it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli_run.h"
 #include "common/temp_dir.h"
 #include "statemachine/apply.h"
 #include "statemachine/event_codec.h"
@@ -21,15 +19,11 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// `gpu-fabric-plugin <args>`'s output; the run must succeed.
 std::string Cli(const std::string& args) {
-  std::string output;
-  FILE* pipe = ::popen((std::string(GFP_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  if (!pipe) return output;
-  std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), buffer.size(), pipe)) output += buffer.data();
-  const int status = ::pclose(pipe);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << args << ":\n" << output;
-  return output;
+  const testing::CliRun run = testing::Cli(args);
+  EXPECT_EQ(run.exit_code, 0) << args << ":\n" << run.output;
+  return run.output;
 }
 
 constexpr std::int64_t kT0 = 1'800'000'000'000'000;

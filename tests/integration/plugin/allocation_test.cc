@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "integration/plugin/reconcile_passes.h"
 #include "integration/plugin/serve_fixture.h"
 
 namespace gfp::testing {
@@ -240,7 +241,7 @@ TEST_F(AllocationTest, PartitionActivatedBehindOurBackAfterStartIsClearedOnRetry
   setup.reconcile_interval = "10m";
   Prepare(setup);
   StartServe();
-  ASSERT_TRUE(fm_->ActivateDirectly(3).ok());  // modules 1,3
+  ASSERT_TRUE(fm_->ActivateDirectly(3).ok());     // modules 1,3
   auto allocated = Allocate({PartitionBdfs(1)});  // modules 1-4
   ASSERT_TRUE(allocated.ok()) << Describe(allocated.status);
   EXPECT_EQ(ActivePartitions(), (std::vector<std::uint32_t>{1}));
@@ -337,7 +338,8 @@ TEST_F(AllocationTest, DeletedPodIsReleasedAfterTheGrace) {
       "AllocationBound", [](const auto& e) { return e.dump().find("vm-a") != std::string::npos; },
       10s))
       << "the pod holding the devices was not journaled as AllocationBound";
-  std::this_thread::sleep_for(600ms);  // two graces: a held allocation must survive them
+  // Over two graces of reconcile passes (7 passes 100 ms apart): a held allocation survives them.
+  ASSERT_TRUE(WaitForReconcilePasses(*kubelet_, 7));
   EXPECT_EQ(ActivePartitions(), std::vector<std::uint32_t>{pid});
 
   ASSERT_TRUE(kubelet_->DeletePod("vms", "vm-a"));

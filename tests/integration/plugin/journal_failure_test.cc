@@ -103,17 +103,24 @@ TEST_F(JournalFailureTest, FailedOutcomeAppendIsNamedAndLoggedOnce) {
   ASSERT_NE(service, nullptr);
   auto& core = service->core();
   ASSERT_TRUE(core.SyncFabricManager());
-  ASSERT_TRUE(fm_->SetLatency("fmActivateFabricPartition", 1500).ok());
-  std::atomic<bool> filled{false};
+  ASSERT_TRUE(fm_->DelayNext("fmActivateFabricPartition", 1500).ok());
+  const auto fm_holds_the_call = [&] {
+    auto in_flight = fm_->DelayedCallsInFlight();
+    return in_flight.ok() && *in_flight == 1;
+  };
+  std::atomic<bool> filled{false}, filled_in_time{false};
   std::thread filler([&] {
-    std::this_thread::sleep_for(400ms);  // the intent is durable, FM is answering slowly
+    // FM has the call, so the saga's intent is durable (it is journaled first): fill the disk
+    // while FM holds the reply.
+    if (!WaitUntil(fm_holds_the_call, 10s, 2ms)) return;
     filled = FillJournal(core.engine());
+    filled_in_time = fm_holds_the_call();
   });
   auto allocated = core.Allocate(resource_, {PartitionBdfs(3)});
   filler.join();
   ASSERT_TRUE(filled) << "the journal never filled up";
+  ASSERT_TRUE(filled_in_time) << "the journal filled only after FM answered (a slow machine?)";
   EXPECT_FALSE(allocated.ok()) << "the outcome could not be journaled, yet Allocate succeeded";
-  ASSERT_TRUE(fm_->SetLatency("fmActivateFabricPartition", 0).ok());
 
   const std::size_t before = LogLinesWith("partition 3", false);
   for (int pass = 0; pass < 5; ++pass) core.SyncFabricManager();

@@ -1,5 +1,6 @@
 // serve's life cycle: SIGTERM leaves active partitions alone and exits 0 with an intact journal;
 // a restart (after SIGTERM or SIGKILL) keeps the partitions and serves again; FM restarts.
+#include "integration/plugin/reconcile_passes.h"
 #include "integration/plugin/serve_fixture.h"
 
 namespace gfp::testing {
@@ -65,7 +66,7 @@ TEST_F(LifecycleTest, FabricManagerDownAtStartThenUpAllocatesWithoutRestart) {
   StartServe(/*expect_healthy=*/false);
   // FM answers the connection but is not usable: its devices must not be offered as Healthy.
   EXPECT_TRUE(WaitForDevices([](const auto& d) { return AllHealth(d, "Unhealthy"); }, 5s));
-  std::this_thread::sleep_for(300ms);  // several reconcile passes against a starting FM
+  ASSERT_TRUE(WaitForReconcilePasses(*kubelet_, 3));  // each syncs with the starting FM
   EXPECT_TRUE(AllHealth(kubelet_->Resource(resource_)->devices, "Unhealthy"))
       << "devices turned Healthy while Fabric Manager was still starting";
   auto refused = Allocate({PartitionBdfs(3)});

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "integration/plugin/reconcile_passes.h"
 #include "integration/plugin/serve_fixture.h"
 
 namespace gfp::testing {
@@ -159,7 +160,7 @@ TEST_F(NodeLabelsTest, FollowsAllocationsAndReleasesWholeAndIsLeftAtShutdown) {
   // Nothing changes: the file is not rewritten (a rewrite is a rename: a new inode and mtime).
   struct stat before {};
   ASSERT_EQ(::stat(Labels().c_str(), &before), 0);
-  std::this_thread::sleep_for(1500ms);  // many loop turns and reconcile passes
+  ASSERT_TRUE(WaitForReconcilePasses(*kubelet_, 10));  // labels are updated every loop turn
   struct stat after {};
   ASSERT_EQ(::stat(Labels().c_str(), &after), 0);
   EXPECT_EQ(before.st_ino, after.st_ino) << "rewritten although no count changed";
@@ -194,7 +195,8 @@ TEST_F(NodeLabelsTest, TheEnvironmentVariableWorksAndAWriteFailureIsNotFatal) {
   EXPECT_TRUE(WaitUntil(
       [&] { return serve_->Log().find("node labels are stale") != std::string::npos; }, 10s))
       << serve_->Log();
-  std::this_thread::sleep_for(1500ms);  // retried meanwhile, logged once
+  // Retried meanwhile (every 1 s: 12 passes 100 ms apart are more), logged once.
+  ASSERT_TRUE(WaitForReconcilePasses(*kubelet_, 12));
   const std::string log = serve_->Log();
   std::size_t warnings = 0;
   for (auto at = log.find("node labels are stale"); at != std::string::npos;

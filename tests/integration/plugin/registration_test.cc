@@ -2,6 +2,7 @@
 // takeover refusal (items 2 and 8), against the real serve binary.
 #include <set>
 
+#include "integration/plugin/reconcile_passes.h"
 #include "integration/plugin/serve_fixture.h"
 
 namespace gfp::testing {
@@ -119,8 +120,9 @@ TEST_F(RegistrationTest, ReRegistersWhenOnlyItsSocketIsDeleted) {
   EXPECT_TRUE(std::filesystem::exists(socket));
   auto preferred = Preferred(node_.GpuBdfs(), {}, 1);
   EXPECT_TRUE(preferred.ok()) << Describe(preferred.status);
-  // No registration storm: one re-registration for one deletion.
-  std::this_thread::sleep_for(500ms);
+  // No registration storm: one re-registration for one deletion, also after 8 more loop turns
+  // with a reconcile pass (over 700 ms: the 500 ms kubelet check ran again meanwhile).
+  ASSERT_TRUE(WaitForReconcilePasses(*kubelet_, 8));
   EXPECT_EQ(kubelet_->Resource(resource_)->registrations, 2);
 }
 
@@ -133,7 +135,7 @@ TEST_F(RegistrationTest, ReRegistersWhenOnlyKubeletSockIsRecreated) {
   ASSERT_TRUE(kubelet_->WaitForResource(
       resource_, [](const auto& r) { return r.connected && r.registrations == 2; }, 15s))
       << "serve did not register again after kubelet.sock was re-created";
-  std::this_thread::sleep_for(500ms);
+  ASSERT_TRUE(WaitForReconcilePasses(*kubelet_, 8));  // the kubelet check ran again meanwhile
   EXPECT_EQ(kubelet_->Resource(resource_)->registrations, 2);
 }
 

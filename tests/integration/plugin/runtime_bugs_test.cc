@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -50,6 +51,21 @@ class ForeignServer {
   ino_t inode_ = 0;
 };
 
+// How often `needle` occurs in `text`.
+std::size_t Occurrences(const std::string& text, const std::string& needle) {
+  std::size_t count = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+// How many of `needles` occur in `text`.
+std::size_t Occurrences(const std::string& text, const std::vector<std::string>& needles) {
+  return std::count_if(needles.begin(), needles.end(),
+                       [&](const std::string& n) { return text.find(n) != std::string::npos; });
+}
+
 class RuntimeBugsTest : public ServeFixture {
  protected:
   std::filesystem::path OurSocket() const {
@@ -71,7 +87,13 @@ TEST_F(RuntimeBugsTest, ReServeNeverTakesOverALiveForeignSocket) {
   ASSERT_TRUE(kubelet_->Start().ok());
   EXPECT_TRUE(serve_->WaitForLog("another server is answering on " + socket.string(), 10s))
       << serve_->Log();
-  std::this_thread::sleep_for(1500ms);  // several retries of the serve loop
+  // Two retries of the serve loop (each logs the refusal again, at debug level).
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return Occurrences(serve_->Log(), "another server is answering on " + socket.string()) >= 3;
+      },
+      10s))
+      << serve_->Log();
   EXPECT_TRUE(foreign.StillThereAndAnswering()) << "serve took over or removed the socket";
   EXPECT_TRUE(serve_->Running());
   auto exit = serve_->Terminate();
@@ -185,7 +207,8 @@ TEST_F(RuntimeBugsTest, NewlineInAnIdForgesNoLine) {
   auto prestart = PreStart({"0000:1b:00.0\n" + forged});
   EXPECT_FALSE(prestart.ok());
   EXPECT_FALSE(HasLineStartingWith(refused.status.error_message(), forged));
-  std::this_thread::sleep_for(300ms);
+  // The last call's line is logged before its reply, so every line of the three calls is in.
+  EXPECT_TRUE(serve_->WaitForLog("PreStartContainer for " + resource_ + ": ", 10s));
   EXPECT_FALSE(HasLineStartingWith(serve_->Log(), forged)) << serve_->Log();
   const auto text = Journal({"history"});
   EXPECT_FALSE(HasLineStartingWith(text.output, forged)) << text.output;
@@ -248,23 +271,25 @@ TEST_F(RuntimeBugsTest, DebugLevelShowsKubeletCallsDecisionsAndFabricManagerEffe
       10s));
   ASSERT_TRUE(kubelet_->DeletePod("vms", "vm-a"));
   ASSERT_TRUE(WaitUntil([&] { return ActivePartitions().empty(); }, 10s));
-  std::this_thread::sleep_for(300ms);
-  const std::string log = serve_->Log();
   const std::string ids = "[" + held[0] + "," + held[1] + "]";
-  for (const std::string& expected : std::vector<std::string>{
-           "[debug] ListAndWatch " + resource_ + ": sent 8 devices (8 Healthy)",
-           "[debug] GetPreferredAllocation " + resource_ + " size 2",
-           "[debug] Allocate " + resource_ + " " + ids + ": ok in ",
-           "[debug] PreStartContainer " + resource_ + " " + ids + ": ok in ",
-           "[debug] Fabric Manager activate partition ",
-           "[debug] journaled AllocationBound: ",
-           "its devices are in no pod; release scheduled in 300 ms",
-           "[debug] journaled AllocationReleased: ",
-           "[debug] Fabric Manager deactivate partition ",
-       }) {
+  const std::vector<std::string> lines = {
+      "[debug] ListAndWatch " + resource_ + ": sent 8 devices (8 Healthy)",
+      "[debug] GetPreferredAllocation " + resource_ + " size 2",
+      "[debug] Allocate " + resource_ + " " + ids + ": ok in ",
+      "[debug] PreStartContainer " + resource_ + " " + ids + ": ok in ",
+      "[debug] Fabric Manager activate partition ",
+      "[debug] journaled AllocationBound: ",
+      "its devices are in no pod; release scheduled in 300 ms",
+      "[debug] journaled AllocationReleased: ",
+      "[debug] Fabric Manager deactivate partition ",
+      "FM_ST_SUCCESS in ",
+  };
+  // The deactivation's lines follow FM's answer: wait for all of them, then say which is missing.
+  WaitUntil([&] { return Occurrences(serve_->Log(), lines) == lines.size(); }, 10s);
+  const std::string log = serve_->Log();
+  for (const std::string& expected : lines) {
     EXPECT_NE(log.find(expected), std::string::npos) << "no debug line \"" << expected << "\"";
   }
-  EXPECT_NE(log.find("FM_ST_SUCCESS in "), std::string::npos);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -130,10 +131,21 @@ TEST_F(SimFmFaults, CrashOfAnotherProcessLeavesThisOneAlone) {
 }
 
 TEST_F(SimFmFaults, OneShotDelayIsInFlightUntilTheCallReturns) {
-  ASSERT_TRUE(sim().DelayNext("fmActivateFabricPartition", 200).ok());
-  std::thread slow([&] { EXPECT_EQ(fn().fmActivateFabricPartition(handle_, 1), abi::kSuccess); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  auto in_flight = sim().DelayedCallsInFlight();
+  ASSERT_TRUE(sim().DelayNext("fmActivateFabricPartition", 1000).ok());
+  std::atomic<bool> returned{false};
+  std::thread slow([&] {
+    EXPECT_EQ(fn().fmActivateFabricPartition(handle_, 1), abi::kSuccess);
+    returned = true;
+  });
+  // Counted while the call sleeps its delay (it stops counting before it returns): poll until
+  // the thread is in it, or the call came back without ever counting.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  Result<int> in_flight = sim().DelayedCallsInFlight();
+  while (in_flight.ok() && *in_flight == 0 && !returned &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    in_flight = sim().DelayedCallsInFlight();
+  }
   ASSERT_TRUE(in_flight.ok());
   EXPECT_EQ(*in_flight, 1);
   slow.join();

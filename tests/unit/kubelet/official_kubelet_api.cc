@@ -1,23 +1,20 @@
 #include "unit/kubelet/official_kubelet_api.h"
 
 #include <google/protobuf/descriptor.pb.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
 #include "common/temp_dir.h"
+#include "process/child_process.h"
 
 #if __has_include(<google/protobuf/compiler/importer.h>)
 #include <google/protobuf/compiler/importer.h>
 #define GFP_HAVE_PROTOBUF_IMPORTER 1
 #endif
-
-extern char** environ;
 
 namespace gfp::kubelet::testing {
 namespace {
@@ -67,20 +64,19 @@ class ProtocApi final : public OfficialKubeletApi {
     if (const auto* known = pool_.FindFileByName(relative_path)) return known;
     gfp::testing::TempDir temp;
     const std::string out = (temp.path() / "official.desc").string();
-    std::vector<std::string> args = {protoc_path_, "--include_imports",
-                                     "--descriptor_set_out=" + out, "-I" + api_dir_, relative_path};
-    std::vector<char*> argv;
-    for (std::string& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    if (::posix_spawn(&pid, protoc_path_.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
-      *error = "cannot run " + protoc_path_;
+    gfp::process::ProcessOptions protoc;
+    protoc.binary = protoc_path_;
+    protoc.args = {"--include_imports", "--descriptor_set_out=" + out, "-I" + api_dir_,
+                   relative_path};
+    protoc.log_path = temp.path() / "protoc.log";
+    auto ran = gfp::process::RunCommand(protoc, std::chrono::seconds(60));
+    if (!ran.ok()) {
+      *error = ran.status().message();
       return nullptr;
     }
-    int wait_status = 0;
-    ::waitpid(pid, &wait_status, 0);
-    if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
-      *error = protoc_path_ + " failed on " + api_dir_ + "/" + relative_path;
+    if (!ran->status.success()) {
+      *error = protoc_path_ + " failed on " + api_dir_ + "/" + relative_path + " (" +
+               ran->status.ToString() + "): " + ran->output;
       return nullptr;
     }
     std::ifstream in(out, std::ios::binary);

@@ -1,13 +1,19 @@
 // The shared child-process harness (src/process): what a child inherits from the process that
-// starts it. The demo's former harness (fork + execve) let a child inherit a blocked SIGTERM, an
-// ignored SIGINT, the parent's stdin and every descriptor not marked close-on-exec.
+// starts it (an earlier fork + execve harness let a child inherit a blocked SIGTERM, an ignored
+// SIGINT, the parent's stdin and every descriptor not marked close-on-exec), the options a
+// test uses to run a program, and that a child dies with its parent.
 #include "process/child_process.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <fstream>
+#include <thread>
 
 #include "common/temp_dir.h"
 
@@ -130,6 +136,88 @@ TEST_F(ChildProcessTest, AMissingProgramIsAnErrorNamingIt) {
   ASSERT_FALSE(child.ok());
   EXPECT_NE(child.status().message().find("no-such-program"), std::string::npos)
       << child.status().message();
+}
+
+TEST_F(ChildProcessTest, StdoutToItsOwnFileStdinFromAFileAndAWorkingDirectory) {
+  const auto work = dir_.path() / "work dir";
+  std::filesystem::create_directories(work);
+  std::ofstream(dir_.path() / "in.txt") << "from the file\n";
+  ProcessOptions o = Shell("cat; pwd; echo to-stderr >&2");
+  o.stdin_path = dir_.path() / "in.txt";
+  o.stdout_path = dir_.path() / "out.txt";
+  o.working_dir = work;
+  auto result = RunCommand(o, 5s);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_TRUE(result->status.success()) << result->status.ToString();
+  EXPECT_EQ(result->stdout_text, "from the file\n" + work.string() + "\n");
+  EXPECT_EQ(result->output, "to-stderr\n");
+  EXPECT_NE(result->command_line.find(" < "), std::string::npos) << result->command_line;
+}
+
+TEST_F(ChildProcessTest, ABareNameIsLookedUpInPath) {
+  ProcessOptions o = Shell("exit 3");
+  o.binary = "sh";
+  auto result = RunCommand(o, 5s);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->status.ShellCode(), 3) << result->status.ToString() << result->output;
+}
+
+TEST_F(ChildProcessTest, AMissingWorkingDirectoryIsAnErrorNamingTheStep) {
+  ProcessOptions o = Shell("true");
+  o.working_dir = dir_.path() / "absent";
+  auto child = ChildProcess::Start(o);
+  ASSERT_FALSE(child.ok());
+  EXPECT_NE(child.status().message().find("working directory"), std::string::npos)
+      << child.status().message();
+}
+
+// glibc 2.36's <sys/pidfd.h> lacks extern "C"; the system calls directly.
+int PidfdOpen(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+void PidfdKill(int pidfd) { ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0); }
+
+// Whether `pidfd`'s process ended within `timeout` (a zombie nobody reaps counts as ended).
+bool EndsWithin(int pidfd, std::chrono::milliseconds timeout) {
+  pollfd p{pidfd, POLLIN, 0};
+  int ready;
+  do {
+    ready = ::poll(&p, 1, static_cast<int>(timeout.count()));
+  } while (ready < 0 && errno == EINTR);
+  return ready == 1;
+}
+
+// A test binary that aborts (or is SIGKILLed) must leave no child running: the child dies with
+// the process that started it. The parent here is a helper process; this test kills it.
+TEST_F(ChildProcessTest, ChildDiesWhenItsParentIsKilled) {
+  ProcessOptions o;
+  o.binary = GFP_PROCESS_TEST_PARENT;
+  o.args = {(dir_.path() / "grandchild.log").string()};
+  o.log_path = dir_.path() / "parent.log";
+  auto parent = ChildProcess::Start(o);
+  ASSERT_TRUE(parent.ok()) << parent.status().message();
+  ASSERT_TRUE((*parent)->WaitForLog("child ", 10s)) << (*parent)->Log();
+  const pid_t grandchild = std::stoi((*parent)->Log().substr(6));
+  const int pidfd = PidfdOpen(grandchild);
+  ASSERT_GE(pidfd, 0) << "the sleeper " << grandchild << " is not running: " << (*parent)->Log();
+  EXPECT_EQ((*parent)->Kill().signal, SIGKILL);
+  const bool ended = EndsWithin(pidfd, 10s);
+  EXPECT_TRUE(ended) << "the child " << grandchild << " outlived its SIGKILLed parent";
+  if (!ended) PidfdKill(pidfd);  // leave no orphan behind
+  ::close(pidfd);
+}
+
+// The header's warning, pinned: the parent-death signal follows the thread that started the
+// child, so a child started from a worker thread dies when that thread returns.
+TEST_F(ChildProcessTest, ChildDiesWithTheThreadThatStartedIt) {
+  std::unique_ptr<ChildProcess> child;
+  std::thread worker([&] {
+    auto started = ChildProcess::Start(Shell("exec sleep 300"));
+    if (started.ok()) child = std::move(started).value();
+  });
+  worker.join();
+  ASSERT_NE(child, nullptr);
+  const auto status = child->WaitForExit(10s);
+  ASSERT_TRUE(status.has_value()) << "the child outlived the thread that started it";
+  EXPECT_EQ(status->signal, SIGKILL) << status->ToString();
 }
 
 }  // namespace
