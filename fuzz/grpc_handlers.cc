@@ -1,6 +1,7 @@
 // Fuzz target: the kubelet-facing device-plugin handlers with random requests. One PluginCore is
-// built as `serve` builds it (plugin::BuildCore) on a fake H100 node with the simulated Fabric
-// Manager, journal on tmpfs. Each input's first byte picks a handler (bits 0-1), a Fabric Manager
+// built as `serve` builds it (plugin::BuildCore, from serve's command line) in the deterministic
+// simulation's world (sim/world: a fake H100 node, the in-memory Fabric Manager behind the core's
+// FabricPort, a manual clock), journal on tmpfs. Each input's first byte picks a handler (bits 0-1), a Fabric Manager
 // fault injected before the call (bits 2-4, with the FM code in bits 5-6) and whether the service
 // serves the node's real resource or one it does not have (bit 7); the rest is parsed as that
 // handler's request protobuf and handed to the real DevicePluginService in-process. Afterwards the
@@ -9,15 +10,14 @@
 // the invariant check. The world is rebuilt every kRebuildEvery inputs to keep the journal small.
 #include <cstddef>
 #include <cstdint>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
 
 #include "fuzz/fuzz_support.h"
-#include "plugin/build_core.h"
 #include "plugin/grpc/device_plugin_service.h"
-#include "sim/fm/fm_sim_control.h"
-#include "sim/node/fake_node.h"
+#include "sim/world/deterministic_world.h"
 #include "statemachine/fm_codes.h"
 #include "statemachine/invariants.h"
 
@@ -30,34 +30,15 @@ constexpr int kFaultCodes[] = {gfp::sm::fm_code::kTimeout, gfp::sm::fm_code::kIn
 class World {
  public:
   World() : scratch_("grpc") {
-    auto node = gfp::sim::BuildFakeNode(scratch_.path() / "node", {});
-    const std::string state = (scratch_.path() / "fabric-manager.state").string();
-    auto fm = gfp::fmsim::FmSimControl::Create(state, "h100");
-    if (!node.ok() || !fm.ok() || ::setenv("NVFM_SIM_STATE", state.c_str(), 1) != 0) std::abort();
-    fm_ = std::make_unique<gfp::fmsim::FmSimControl>(std::move(fm).value());
-    gfp::plugin::ServeConfig config;
-    config.fabric_manager = true;
-    config.fm_library = GFP_FM_SIM_LIBRARY;
-    config.pci_module_mapping = node->module_mapping_file;
-    config.sysfs_root = node->sysfs_root;
-    config.dev_root = node->dev_root;
-    config.journal = scratch_.path() / "journal" / "journal.db";
-    config.pci_ids = node->pci_ids_file;
-    config.release_grace = std::chrono::milliseconds(0);
-    config.fm_call_deadline = std::chrono::milliseconds(2000);
-    gfp::plugin::CoreOverrides overrides;
-    overrides.engine.check_invariants_after_execute = true;  // a broken invariant fails the call
-    overrides.fm_reconnect_backoff_initial = std::chrono::milliseconds(1);
-    overrides.fm_reconnect_backoff_max = std::chrono::milliseconds(2);
-    auto core = gfp::plugin::BuildCore(
-        config, "fuzz", [this] { return now_; }, overrides);
-    if (!core.ok()) std::abort();
-    core_ = std::move(core).value();
-    core_->SyncFabricManager();
-    core_->CheckHealth();
-    const std::string resource = core_->inventory().resources.front().naming.resource_name;
-    served_ = std::make_unique<gfp::plugin::DevicePluginService>(*core_, resource);
-    unknown_ = std::make_unique<gfp::plugin::DevicePluginService>(*core_, "nvidia.com/none");
+    gfp::simworld::DeterministicOptions options;
+    options.dir = scratch_.path();
+    options.release_grace = std::chrono::milliseconds(0);
+    options.check_invariants_after_execute = true;  // a broken invariant fails the call
+    auto world = gfp::simworld::DeterministicWorld::Create(options);
+    if (!world.ok() || !(*world)->StartPlugin().ok()) std::abort();
+    world_ = std::move(world).value();
+    served_ = std::make_unique<gfp::plugin::DevicePluginService>(world_->core(), world_->resource());
+    unknown_ = std::make_unique<gfp::plugin::DevicePluginService>(world_->core(), "nvidia.com/none");
   }
 
   void Run(std::uint8_t selector, const std::string& request) {
@@ -65,15 +46,15 @@ class World {
     const bool faulted = InjectFault((selector >> 2) & 7, kFaultCodes[(selector >> 5) & 3]);
     Call(service, selector, request);
     if (faulted) {
-      (void)fm_->ClearFailures();
-      core_->SyncFabricManager();
+      (void)world_->fm().ClearFailures();
+      world_->core().SyncFabricManager();
     }
     // No pod holds anything: the first pass marks allocations absent, the second releases them.
     for (int pass = 0; pass < 2; ++pass) {
-      now_ += 1'000'000;
-      core_->Reconcile({});
+      world_->Advance(1'000'000);
+      world_->core().Reconcile({});
     }
-    if (!gfp::sm::CheckInvariants(core_->engine().CopyState()).ok()) std::abort();
+    if (!gfp::sm::CheckInvariants(world_->core().engine().CopyState()).ok()) std::abort();
   }
 
  private:
@@ -82,14 +63,14 @@ class World {
   bool InjectFault(int fault, int code) {
     switch (fault) {
       case 3:
-        return fm_->InjectFailure("fmActivateFabricPartition", code).ok();
+        return world_->fm().InjectFailure("fmActivateFabricPartition", code).ok();
       case 4:
-        return fm_->InjectFailure("fmDeactivateFabricPartition", code).ok();
+        return world_->fm().InjectFailure("fmDeactivateFabricPartition", code).ok();
       case 5:
-        return fm_->DropConnections().ok();
+        return world_->fm().DropConnections().ok();
       case 6:
       case 7:
-        return fm_->Restart(fault == 6).ok();
+        return world_->fm().Restart(fault == 6).ok();
       default:
         return false;
     }
@@ -126,9 +107,7 @@ class World {
   }
 
   gfp::fuzz::ScratchDir scratch_;
-  std::unique_ptr<gfp::fmsim::FmSimControl> fm_;
-  std::int64_t now_ = 1'700'000'000'000'000;
-  std::unique_ptr<gfp::plugin::PluginCore> core_;
+  std::unique_ptr<gfp::simworld::DeterministicWorld> world_;
   std::unique_ptr<gfp::plugin::DevicePluginService> served_;
   std::unique_ptr<gfp::plugin::DevicePluginService> unknown_;
 };

@@ -50,6 +50,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -66,6 +67,7 @@
 #include "sim/fm/fm_sim_control.h"
 #include "sim/kubelet/fake_kubelet.h"
 #include "sim/node/fake_node.h"
+#include "sim/world/serve_setup.h"
 #include "statemachine/apply.h"
 #include "statemachine/decide.h"
 #include "statemachine/event_codec.h"
@@ -165,6 +167,7 @@ class BaselineDb {
 struct Node {
   fs::path dir;
   gfp::sim::FakeNode tree;
+  gfp::simworld::ServeSetup setup;  // the layout and the serve command line (sim/world)
   std::string fm_state;
   fs::path device_plugin_dir;
   fs::path pod_resources_socket;
@@ -187,33 +190,28 @@ Node MakeNode(const fs::path& dir, gfp::sim::NodePreset preset, const std::strin
   auto tree = gfp::sim::BuildFakeNode(dir / "node", gfp::sim::FakeNodeSpec{preset});
   if (!tree.ok()) Die(tree.status().message());
   n.tree = std::move(tree).value();
-  n.fm_state = (fm_dir / ("fm-state-" + table + ".json")).string();
+  n.setup.dir = dir;
+  n.setup.fm_library = GFP_BENCH_NVFM_SIM;
+  n.setup.fm_state_file = fm_dir / ("fm-state-" + table + ".json");
+  n.fm_state = n.setup.fm_state().string();
   auto fm = gfp::fmsim::FmSimControl::Create(n.fm_state, table);
   if (!fm.ok()) Die(fm.status().message());
-  n.device_plugin_dir = dir / "dp";
-  n.pod_resources_socket = dir / "pr" / "kubelet.sock";
-  n.journal = dir / "journal" / "journal.db";
+  n.device_plugin_dir = n.setup.device_plugin_dir();
+  n.pod_resources_socket = n.setup.pod_resources_socket();
+  n.journal = n.setup.journal();
+  fs::create_directories(n.pod_resources_socket.parent_path());
   return n;
 }
 
 gfp::plugin::ServeConfig ConfigFor(const Node& n) {
-  gfp::plugin::ServeConfig c;
-  c.fabric_manager = true;
-  c.fm_library = GFP_BENCH_NVFM_SIM;
-  c.pci_module_mapping = n.tree.module_mapping_file;
-  c.sysfs_root = n.tree.sysfs_root;
-  c.dev_root = n.tree.dev_root;
-  c.device_plugin_dir = n.device_plugin_dir;
-  c.pod_resources_socket = n.pod_resources_socket;
-  c.journal = n.journal;
-  c.pci_ids = n.tree.pci_ids_file;
   // The service loop's own reconciliation stays out of the way; the benchmark calls Reconcile
   // itself, between timed calls. With a 1 ms grace, two passes 2 ms apart release an unused
   // allocation (a zero grace is journaled as "use the default").
-  c.reconcile_interval = std::chrono::hours(1);
-  c.release_grace = std::chrono::milliseconds(1);
-  c.node_name = "bench-node";
-  return c;
+  auto config = gfp::simworld::ServeConfigFor(
+      n.setup, n.tree, {{"--reconcile-interval", "1h"}, {"--release-grace", "1ms"}});
+  if (!config.ok()) Die(config.status().message());
+  config->node_name = "bench-node";
+  return *config;
 }
 
 FakeKubeletOptions KubeletOptionsFor(const Node& n) {
@@ -411,20 +409,10 @@ struct Spawned {
 // state lives in the serve process's memory, so the process measured is the plugin plus an FM
 // call that costs next to nothing.
 Spawned SpawnServe(const Node& node, FakeKubelet& kubelet,
-                   const std::vector<std::string>& extra_args = {}) {
+                   const std::map<std::string, std::string>& overrides = {}) {
   gfp::process::ProcessOptions o;
   o.binary = GFP_BENCH_PLUGIN_BINARY;
-  o.args = {"serve",
-            "--fabric-manager",
-            "--fm-library=" + std::string(GFP_BENCH_NVFM_SIM),
-            "--sysfs-root=" + node.tree.sysfs_root.string(),
-            "--dev-root=" + node.tree.dev_root.string(),
-            "--pci-module-mapping=" + node.tree.module_mapping_file.string(),
-            "--pci-ids=" + node.tree.pci_ids_file.string(),
-            "--device-plugin-dir=" + node.device_plugin_dir.string(),
-            "--pod-resources-socket=" + node.pod_resources_socket.string(),
-            "--journal=" + node.journal.string()};
-  o.args.insert(o.args.end(), extra_args.begin(), extra_args.end());
+  o.args = gfp::simworld::ServeArgs(node.setup, node.tree, overrides);
   o.env = {{"NVFM_SIM_STATE", node.fm_state}, {"NVFM_SIM_PRIVATE", "1"}};
   o.log_path = node.dir / "serve.log";
   std::error_code ignored;
@@ -697,7 +685,7 @@ struct CommitBaseline {
 // follower; stopped when it goes away.
 class ServeUnderTest {
  public:
-  ServeUnderTest(const fs::path& dir, const std::vector<std::string>& args)
+  ServeUnderTest(const fs::path& dir, const std::map<std::string, std::string>& args)
       : node_(MakeNode(dir, gfp::sim::NodePreset::kHgxH100, "h100")),
         kubelet_(KubeletOptionsFor(node_)) {
     if (auto s = kubelet_.Start(); !s.ok()) Die(s.message());
@@ -737,7 +725,7 @@ struct AllocateOptions {
 // call is intent commit -> FM activate -> outcome commit.
 AllocateRun RunFresh(const fs::path& dir, const AllocateOptions& o, BaselineDb& baseline,
                      CommitBaseline& commits, RoundTrip* round_trip, double* stat_vs_clock) {
-  ServeUnderTest t(dir, {"--reconcile-interval=" + o.release_interval, "--release-grace=1ms"});
+  ServeUnderTest t(dir, {{"--reconcile-interval", o.release_interval}, {"--release-grace", "1ms"}});
   std::vector<std::vector<std::string>> ones;
   std::vector<std::vector<std::string>> twos;
   t.journal().PartitionsBySize(ones, twos);
@@ -769,7 +757,7 @@ AllocateRun RunFresh(const fs::path& dir, const AllocateOptions& o, BaselineDb& 
 // calls). No release between calls (24 h grace).
 AllocateRun RunSuperseding(const fs::path& dir, const AllocateOptions& o, BaselineDb& baseline,
                            CommitBaseline& commits) {
-  ServeUnderTest t(dir, {"--release-grace=24h"});
+  ServeUnderTest t(dir, {{"--release-grace", "24h"}});
   std::vector<std::vector<std::string>> ones;
   std::vector<std::vector<std::string>> twos;
   t.journal().PartitionsBySize(ones, twos);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "cli/serve_command.h"
 #include "plugin/build_core.h"
 #include "sim/fm/sim_tables.h"
 #include "sim/world/in_memory_port.h"
@@ -57,9 +56,7 @@ Result<std::unique_ptr<DeterministicWorld>> DeterministicWorld::Create(
   std::error_code ec;
   std::filesystem::create_directories(setup.journal().parent_path(), ec);
   if (ec) return Internal("cannot create " + setup.journal().parent_path().string());
-  std::vector<std::string> args = ServeArgs(setup, node);
-  args.erase(args.begin());  // "serve"
-  GFP_ASSIGN_OR_RETURN(plugin::ServeConfig config, cli::ParseServeArgs(args));
+  GFP_ASSIGN_OR_RETURN(plugin::ServeConfig config, ServeConfigFor(setup, node));
   config.node_name = "sim-node";
   return std::unique_ptr<DeterministicWorld>(
       new DeterministicWorld(options, std::move(node), std::move(fm), std::move(config)));
@@ -77,6 +74,9 @@ DeterministicWorld::~DeterministicWorld() { CrashPlugin(); }
 Status DeterministicWorld::StartPlugin() {
   if (core_) return FailedPrecondition("the plugin is already running");
   plugin::CoreOverrides overrides;
+  if (options_.check_invariants_after_execute) {
+    overrides.engine.check_invariants_after_execute = true;
+  }
   const int process = static_cast<int>(starts_ + 1);
   overrides.fabric = [this, process](const plugin::ServeConfig& config)
       -> Result<std::unique_ptr<plugin::FabricPort>> {

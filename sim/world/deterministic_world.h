@@ -32,6 +32,8 @@ struct DeterministicOptions {
   bool vgpu_vfs = false;
   std::chrono::milliseconds reconcile_interval{5000};
   std::chrono::milliseconds release_grace{30000};
+  // The engine checks the invariants after every command, as Debug builds do (the fuzz target).
+  bool check_invariants_after_execute = false;
 };
 
 // The FM table name for a node preset ("h100", "a100", "b200").

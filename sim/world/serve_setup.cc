@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "cli/serve_command.h"
+
 namespace gfp::simworld {
 namespace {
 
@@ -16,7 +18,7 @@ std::vector<std::string> ServeArgs(const ServeSetup& setup, const sim::FakeNode&
                                    const std::map<std::string, std::string>& overrides) {
   std::vector<std::pair<std::string, std::string>> flags = {
       {"--fabric-manager", setup.fabric_manager ? "true" : "false"},
-      {"--fm-address", kFmAddress},
+      {"--fm-address", setup.fm_address},
       // serve's default when the world has no library to load (the core's FM is in memory).
       {"--fm-library", setup.fm_library.empty() ? "<unset>" : setup.fm_library.string()},
       {"--pci-module-mapping", node.module_mapping_file.string()},
@@ -43,6 +45,13 @@ std::vector<std::string> ServeArgs(const ServeSetup& setup, const sim::FakeNode&
     if (value != "<unset>") args.push_back(name + "=" + value);
   }
   return args;
+}
+
+Result<plugin::ServeConfig> ServeConfigFor(const ServeSetup& setup, const sim::FakeNode& node,
+                                           const std::map<std::string, std::string>& overrides) {
+  std::vector<std::string> args = ServeArgs(setup, node, overrides);
+  args.erase(args.begin());  // "serve"
+  return cli::ParseServeArgs(args);
 }
 
 std::map<std::string, std::string> ServeEnv(const ServeSetup& setup, const std::string& node_name) {

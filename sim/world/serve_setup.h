@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+#include "plugin/serve_config.h"
 #include "sim/node/fake_node.h"
 
 namespace gfp::simworld {
@@ -21,6 +23,7 @@ inline constexpr const char* kFmAddress = "/run/nvidia-fabricmanager/fmpm.sock";
 
 struct ServeSetup {
   std::filesystem::path dir;  // the world's folder
+  std::string fm_address = kFmAddress;
   bool fabric_manager = true;
   std::filesystem::path fm_library;  // libnvfm-sim.so; unused by an in-process world's core
   std::chrono::milliseconds reconcile_interval{5000};
@@ -31,13 +34,21 @@ struct ServeSetup {
   std::filesystem::path journal() const { return dir / "journal" / "journal.db"; }
   std::filesystem::path device_plugin_dir() const { return dir / "device-plugins"; }
   std::filesystem::path pod_resources_socket() const { return dir / "pod-resources" / "kubelet.sock"; }
-  std::filesystem::path fm_state() const { return dir / "fabric-manager.state"; }
+  std::filesystem::path fm_state() const {
+    return fm_state_file.empty() ? dir / "fabric-manager.state" : fm_state_file;
+  }
+  std::filesystem::path fm_state_file;  // elsewhere than in `dir` (e.g. on tmpfs)
 };
 
 // "serve --fabric-manager=true --fm-address=... ..." for `node` (argv without the program).
 // `overrides` replaces or adds flags ("--name" -> value); the value "<unset>" drops the flag.
 std::vector<std::string> ServeArgs(const ServeSetup& setup, const sim::FakeNode& node,
                                    const std::map<std::string, std::string>& overrides = {});
+
+// What `serve ServeArgs(...)` would run with, through serve's own flag parser and start-up
+// checks: for a world that runs the core or the service in-process.
+Result<plugin::ServeConfig> ServeConfigFor(const ServeSetup& setup, const sim::FakeNode& node,
+                                           const std::map<std::string, std::string>& overrides = {});
 
 // The environment `serve` needs in a world: where the simulated FM keeps its state, the node.
 std::map<std::string, std::string> ServeEnv(const ServeSetup& setup, const std::string& node_name);

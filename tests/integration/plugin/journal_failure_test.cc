@@ -35,19 +35,12 @@ class JournalFailureTest : public ServeFixture {
 
   std::unique_ptr<plugin::Service> CreateService() {
     ::setenv("NVFM_SIM_STATE", fm_state_.c_str(), 1);
-    plugin::ServeConfig c;
-    c.fabric_manager = true;
-    c.fm_address = (dir() / "fmpm.sock").string();
-    c.fm_library = FmSimLibrary().string();
-    c.pci_module_mapping = node_.module_mapping_file;
-    c.sysfs_root = node_.sysfs_root;
-    c.dev_root = node_.dev_root;
-    c.device_plugin_dir = device_plugin_dir_;
-    c.pod_resources_socket = pod_resources_socket_;
-    c.journal = journal_;
-    c.pci_ids = node_.pci_ids_file;
-    c.reconcile_interval = std::chrono::milliseconds(100);
-    c.release_grace = std::chrono::milliseconds(300);
+    auto config = simworld::ServeConfigFor(WorldSetup(), node_,
+                                           {{"--reconcile-interval", "100ms"},
+                                            {"--release-grace", "300ms"}});
+    EXPECT_TRUE(config.ok()) << config.status().message();
+    if (!config.ok()) return nullptr;
+    const plugin::ServeConfig& c = *config;
     auto service = plugin::Service::Create(c, "test");
     EXPECT_TRUE(service.ok()) << service.status().message();
     return service.ok() ? std::move(service).value() : nullptr;

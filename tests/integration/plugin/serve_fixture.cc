@@ -102,11 +102,13 @@ void ServeFixture::Prepare(const ServeSetup& setup) {
     env_key_ = "PCI_RESOURCE_NVIDIA_COM_" + NameOf(setup.preset);
   }
 
-  device_plugin_dir_ = dir() / "dp";
-  pod_resources_socket_ = dir() / "pr" / "kubelet.sock";
-  journal_ = dir() / "state" / "journal.db";
-  fm_state_ = dir() / "fm-state.json";
-  std::filesystem::create_directories(dir() / "pr");
+  const simworld::ServeSetup world = WorldSetup();
+  device_plugin_dir_ = world.device_plugin_dir();
+  pod_resources_socket_ = world.pod_resources_socket();
+  journal_ = world.journal();
+  fm_state_ = world.fm_state();
+  std::filesystem::create_directories(device_plugin_dir_);
+  std::filesystem::create_directories(pod_resources_socket_.parent_path());
 
   auto fm = fmsim::FmSimControl::Create(fm_state_.string(), fm_table_);
   ASSERT_TRUE(fm.ok()) << fm.status().message();
@@ -151,38 +153,23 @@ void ServeFixture::PrepareVgpuNode(sim::VgpuNodePreset preset) {
   env_key_ = "PCI_RESOURCE_NVIDIA_COM_GH100_GH200_120GB___480GB";
 }
 
+simworld::ServeSetup ServeFixture::WorldSetup() const {
+  simworld::ServeSetup world;
+  world.dir = dir();
+  world.fabric_manager = setup_.fabric_manager;
+  world.fm_address = (dir() / "fmpm.sock").string();
+  world.fm_library = FmSimLibrary();
+  return world;
+}
+
 std::vector<std::string> ServeFixture::ServeArgs(
     const std::map<std::string, std::string>& overrides) const {
-  std::vector<std::pair<std::string, std::string>> flags = {
-      {"--fabric-manager", setup_.fabric_manager ? "true" : "false"},
-      {"--fm-address", (dir() / "fmpm.sock").string()},
-      {"--fm-library", FmSimLibrary().string()},
-      {"--pci-module-mapping", node_.module_mapping_file.string()},
-      {"--sysfs-root", node_.sysfs_root.string()},
-      {"--dev-root", node_.dev_root.string()},
-      {"--device-plugin-dir", device_plugin_dir_.string()},
-      {"--pod-resources-socket", pod_resources_socket_.string()},
-      {"--journal", journal_.string()},
-      {"--pci-ids", node_.pci_ids_file.string()},
-      {"--reconcile-interval", setup_.reconcile_interval},
-      {"--release-grace", setup_.release_grace},
-      {"--log-level", setup_.log_level},
-  };
-  for (const auto& [name, value] : overrides) {
-    auto it =
-        std::find_if(flags.begin(), flags.end(), [&](const auto& f) { return f.first == name; });
-    if (it == flags.end()) {
-      flags.emplace_back(name, value);
-    } else {
-      it->second = value;
-    }
-  }
-  std::vector<std::string> args = {"serve"};
-  for (const auto& [name, value] : flags) {
-    if (value == "<unset>") continue;
-    args.push_back(name + "=" + value);
-  }
-  return args;
+  // The setup's own spellings of the durations and the log level, then the test's overrides.
+  std::map<std::string, std::string> flags = {{"--reconcile-interval", setup_.reconcile_interval},
+                                              {"--release-grace", setup_.release_grace},
+                                              {"--log-level", setup_.log_level}};
+  for (const auto& [name, value] : overrides) flags[name] = value;
+  return simworld::ServeArgs(WorldSetup(), node_, flags);
 }
 
 ProcessOptions ServeFixture::ServeOptions(const std::vector<std::string>& args,

@@ -23,6 +23,7 @@
 #include "sim/fm/fm_sim_control.h"
 #include "sim/kubelet/fake_kubelet.h"
 #include "sim/node/fake_node.h"
+#include "sim/world/serve_setup.h"
 
 namespace gfp::testing {
 
@@ -56,6 +57,9 @@ class ServeFixture : public ::testing::Test {
   // Prepare's node half for a vGPU or Grace node.
   void PrepareVgpuNode(sim::VgpuNodePreset preset);
 
+  // The world's layout and serve settings (sim/world/serve_setup.h, the one mapping of a world
+  // onto serve's command line).
+  simworld::ServeSetup WorldSetup() const;
   // The serve flags for this setup; `overrides` replace flags by name ("--journal" -> value) or
   // add them; a value of "<unset>" drops the flag.
   std::vector<std::string> ServeArgs(
