@@ -128,7 +128,8 @@ RC_GTEST_PROP(StateMachineProperty, OperatorEqualsAndTheSnapshotAgreeOnAnyChange
     if (EncodeSnapshot(changed) == EncodeSnapshot(state)) RC_FAIL("no snapshot field: " + c.field);
     auto restored = DecodeSnapshot(EncodeSnapshot(changed));
     RC_ASSERT(restored.ok());
-    if (!(*restored == changed)) RC_FAIL(c.field + " lost: " + StateDiff(changed, *restored));
+    if (!(*restored == changed))
+      RC_FAIL("changed " + c.field + ", the snapshot lost: " + StateDiff(changed, *restored));
   }
 }
 

@@ -115,10 +115,11 @@ TEST(StateDiff, NamesThePathAndBothValues) {
   State changed = base;
   changed.allocations["alloc-1"].status = AllocationStatus::kReleased;
   changed.devices.mutable_value()["0000:1b:00.4"].healthy = true;
-  changed.partitions.mutable_value()[5] = {5, {2}, 18, 18, false};
+  // Sorts before partition 3: matched by key, 3 is unchanged and 2 is new.
+  changed.partitions.mutable_value()[2] = {2, {2}, 18, 18, false};
   EXPECT_EQ(StateDiff(base, changed),
             "differs in devices[\"0000:1b:00.4\"].healthy: false -> true; "
-            "partitions[5]: only in actual; allocations[\"alloc-1\"].status: 2 -> 3 "
+            "partitions[2]: only in actual; allocations[\"alloc-1\"].status: 2 -> 3 "
             "(at seq 12 vs 12)");
 }
 
