@@ -1,11 +1,11 @@
-// `journal state`: partition ownership rebuilt by replay, as text or JSON.
+// `journal state`: partition ownership rebuilt by replay, as text or JSON (cli/state_json.h).
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli/journal_command.h"
 #include "cli/journal_output.h"
+#include "cli/state_json.h"
 #include "common/strings.h"
 #include "common/text_escape.h"
 #include "engine/engine.h"
@@ -16,88 +16,9 @@
 namespace gfp::cli {
 namespace {
 
-// Adds `key` with the list when it is non-empty (VF lists exist only for vGPU VFs).
-void AddListIfAny(nlohmann::json& object, const char* key, const std::vector<sm::Bdf>& list) {
-  if (!list.empty()) object[key] = list;
-}
-
 // " vfs=[a,b]" when the list is non-empty, escaped.
 std::string VfsText(const std::vector<sm::Bdf>& list) {
   return list.empty() ? "" : " vfs=[" + EscapeControl(Join(list)) + "]";
-}
-
-nlohmann::json DevicesJson(const sm::State& s) {
-  nlohmann::json devices = nlohmann::json::array();
-  for (const auto& [id, d] : s.devices) {
-    nlohmann::json entry = {{"id", id},
-                            {"kind", sm::DeviceKindName(d.kind)},
-                            {"resource", d.resource},
-                            {"healthy", d.healthy}};
-    if (!d.parent_bdf.empty()) entry["parent_bdf"] = d.parent_bdf;
-    devices.push_back(entry);
-  }
-  return devices;
-}
-
-nlohmann::json StateJson(const sm::State& s) {
-  nlohmann::json partitions = nlohmann::json::array();
-  for (const auto& [pid, active] : s.active) {
-    nlohmann::json devices = nlohmann::json::array();
-    if (auto p = s.partitions.find(pid); p != s.partitions.end()) {
-      for (const auto& bdf : sm::DevicesOfPartition(s, p->second).bdfs) devices.push_back(bdf);
-    }
-    nlohmann::json pod = nullptr;
-    std::string allocation = active.owner;
-    if (auto a = s.allocations.find(active.owner);
-        a != s.allocations.end() && !a->second.pod_name.empty()) {
-      pod = a->second.pod_namespace + "/" + a->second.pod_name;
-    }
-    nlohmann::json entry = {
-        {"partition_id", pid},         {"devices", devices},
-        {"allocation_id", allocation}, {"pod", pod},
-        {"adopted", active.adopted},   {"since", sm::FormatRfc3339(active.since)}};
-    AddListIfAny(entry, "vf_bdfs", active.vf_bdfs);
-    partitions.push_back(entry);
-  }
-  nlohmann::json allocations = nlohmann::json::array();
-  for (const auto& [id, a] : s.allocations) {
-    nlohmann::json pod = nullptr;
-    if (!a.pod_name.empty()) pod = a.pod_namespace + "/" + a.pod_name;
-    nlohmann::json entry = {{"allocation_id", id},
-                            {"resource", a.resource},
-                            {"devices", a.devices},
-                            {"status", sm::AllocationStatusName(a.status)},
-                            {"pod", pod}};
-    entry["partition_id"] = a.partition ? nlohmann::json(*a.partition) : nlohmann::json(nullptr);
-    AddListIfAny(entry, "fabric_vfs", a.fabric_vfs);
-    allocations.push_back(entry);
-  }
-  nlohmann::json intents = nlohmann::json::array();
-  for (const auto& [pid, i] : s.intents) {
-    nlohmann::json entry = {{"partition_id", pid},
-                            {"kind", sm::IntentKindName(i.kind)},
-                            {"allocation_id", i.allocation_id},
-                            {"requested_seq", i.requested_seq}};
-    AddListIfAny(entry, "vf_bdfs", i.vf_bdfs);
-    intents.push_back(entry);
-  }
-  nlohmann::json unhealthy = nlohmann::json::array();
-  for (const auto& [bdf, d] : s.devices) {
-    if (!d.healthy) unhealthy.push_back({{"bdf", bdf}, {"reason", d.unhealthy_reason}});
-  }
-  return {{"last_seq", s.last_seq},
-          {"time",
-           s.last_time ? nlohmann::json(sm::FormatRfc3339(s.last_time)) : nlohmann::json(nullptr)},
-          {"fabric_manager_enabled", s.fm_enabled},
-          {"fabric_manager_connected", s.fm_connected},
-          {"devices", s.devices.size()},
-          {"unhealthy_devices", unhealthy},
-          {"device_list", DevicesJson(s)},
-          {"partitions_known", s.partitions.size()},
-          {"active_partitions", partitions},
-          {"live_allocations", allocations},
-          {"pending_intents", intents},
-          {"anomalies", s.anomaly_count}};
 }
 
 // One line per device: its kind and, for an mdev or a VF, the GPU it lives on.

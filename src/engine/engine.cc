@@ -2,9 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include <array>
 #include <chrono>
-#include <string_view>
 
 #include "common/text_escape.h"
 #include "statemachine/apply.h"
@@ -14,28 +12,6 @@
 #include "statemachine/snapshot_codec.h"
 
 namespace gfp::engine {
-namespace {
-
-// Names of sm::Command's alternatives, in order, for messages.
-constexpr std::array<std::string_view, std::variant_size_v<sm::Command>> kCommandNames = {
-    "StartPlugin",
-    "ObserveInventory",
-    "ObserveModuleMapping",
-    "ObserveDeviceHealth",
-    "ObserveFabricManagerConnection",
-    "ObserveFabricState",
-    "ObserveKubeletRestart",
-    "RequestAllocation",
-    "RecordFabricManagerOutcome",
-    "EnsurePartitionActive",
-    "ObservePodResources",
-    "ReleaseAllocation",
-    "ReleaseOrphanPartition",
-    "ResyncFabricManager",
-    "RecordResyncOutcome",
-    "AbandonInterruptedRequests"};
-
-}  // namespace
 
 Result<sm::State> Replay(const store::Journal& journal, std::uint64_t to_seq, bool use_snapshots,
                          bool check_invariants, RecoveryReport* report, bool check_chain) {
@@ -184,8 +160,8 @@ Status Engine::AdoptDecidedState(const sm::Command& command, std::uint64_t first
 
 Status Engine::StateMachineBug(const sm::Command& command, const std::string& what,
                                const std::string& detail) const {
-  Status bug = Internal("state machine bug: " + std::string(kCommandNames[command.index()]) + " " +
-                        what + " at journal seq " + std::to_string(state_.last_seq) +
+  Status bug = Internal("state machine bug: " + std::string(sm::CommandName(command)) + " " + what +
+                        " at journal seq " + std::to_string(state_.last_seq) +
                         (detail.empty() ? "" : ": " + detail));
   spdlog::error("{}", EscapeControl(bug.message()));
   return bug;

@@ -359,10 +359,14 @@ class Applier {
                   " reported inactive in FM but the journal has it inactive too");
         }
         return;
-      default:
-        Anomaly("drift event of unknown kind " + std::to_string(e.kind()));
-        return;
+      // Listed so that a new kind fails to compile (-Wswitch) until it is handled here.
+      case events::DriftDetected::KIND_UNSPECIFIED:
+      case events::DriftDetected_Kind_DriftDetected_Kind_INT_MIN_SENTINEL_DO_NOT_USE_:
+      case events::DriftDetected_Kind_DriftDetected_Kind_INT_MAX_SENTINEL_DO_NOT_USE_:
+        break;
     }
+    // Also a number this build does not know (proto3 keeps it as read).
+    Anomaly("drift event of unknown kind " + std::to_string(e.kind()));
   }
 
   void On(const events::FabricManagerResynced&) {}

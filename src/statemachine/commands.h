@@ -1,9 +1,11 @@
 // Commands: what the adapters ask the state machine to decide about. Each carries every outside
-// fact it needs, including the time, so decide() needs no I/O and no clock.
+// fact it needs, including the time, so decide() needs no I/O and no clock, and its name (kName).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -13,6 +15,7 @@
 namespace gfp::sm {
 
 struct StartPlugin {
+  static constexpr std::string_view kName = "StartPlugin";
   Micros now = 0;
   std::string version;
   bool fabric_manager_enabled = false;
@@ -21,18 +24,21 @@ struct StartPlugin {
 };
 
 struct ObserveInventory {
+  static constexpr std::string_view kName = "ObserveInventory";
   Micros now = 0;
   std::vector<events::Device> devices;
   std::vector<std::string> warnings;
 };
 
 struct ObserveModuleMapping {
+  static constexpr std::string_view kName = "ObserveModuleMapping";
   Micros now = 0;
   std::string path;
   std::vector<events::ModuleAssignment> assignments;
 };
 
 struct ObserveDeviceHealth {
+  static constexpr std::string_view kName = "ObserveDeviceHealth";
   Micros now = 0;
   Bdf bdf;
   bool healthy = true;
@@ -40,6 +46,7 @@ struct ObserveDeviceHealth {
 };
 
 struct ObserveFabricManagerConnection {
+  static constexpr std::string_view kName = "ObserveFabricManagerConnection";
   Micros now = 0;
   bool connected = false;
   std::string address;
@@ -51,6 +58,7 @@ struct ObserveFabricManagerConnection {
 // FM's supported-partition table with its isActive flags, and the unsupported list. Records a
 // changed table, and journals and repairs drift between FM's active set and the journal's.
 struct ObserveFabricState {
+  static constexpr std::string_view kName = "ObserveFabricState";
   Micros now = 0;
   std::vector<events::Partition> partitions;
   // Allocations whose pods still hold their devices (from the latest successful PodResources
@@ -61,12 +69,14 @@ struct ObserveFabricState {
 };
 
 struct ObserveKubeletRestart {
+  static constexpr std::string_view kName = "ObserveKubeletRestart";
   Micros now = 0;
   std::string reason;
 };
 
 // One container request of a kubelet Allocate call.
 struct RequestAllocation {
+  static constexpr std::string_view kName = "RequestAllocation";
   Micros now = 0;
   std::string resource;
   std::vector<std::string> device_ids;
@@ -75,6 +85,7 @@ struct RequestAllocation {
 
 // The outcome of an FM call the state machine asked for (an Effect).
 struct RecordFabricManagerOutcome {
+  static constexpr std::string_view kName = "RecordFabricManagerOutcome";
   Micros now = 0;
   IntentKind kind = IntentKind::kActivate;
   PartitionId partition_id = 0;
@@ -90,12 +101,14 @@ struct RecordFabricManagerOutcome {
 // Rejects allocations still `requested` with no transition pending: their caller (a kubelet
 // Allocate) ended with the process that served it.
 struct AbandonInterruptedRequests {
+  static constexpr std::string_view kName = "AbandonInterruptedRequests";
   Micros now = 0;
   std::string cause{};  // as RecordFabricManagerOutcome::interrupted_cause
 };
 
 // PreStartContainer: make sure the devices' partition is active, re-activating it if needed.
 struct EnsurePartitionActive {
+  static constexpr std::string_view kName = "EnsurePartitionActive";
   Micros now = 0;
   std::vector<Bdf> device_ids;
 };
@@ -112,12 +125,14 @@ struct PodContainerDevices {
 // Pods seen holding devices: journals AllocationBound the first time an allocation's devices
 // are seen in a container.
 struct ObservePodResources {
+  static constexpr std::string_view kName = "ObservePodResources";
   Micros now = 0;
   std::vector<PodContainerDevices> containers;
 };
 
 // Release an allocation (its devices are unused) and deactivate its partition.
 struct ReleaseAllocation {
+  static constexpr std::string_view kName = "ReleaseAllocation";
   Micros now = 0;
   AllocationId allocation_id;
   events::AllocationReleased::Reason reason = events::AllocationReleased::REASON_DEVICES_UNUSED;
@@ -127,6 +142,7 @@ struct ReleaseAllocation {
 // Deactivate an active partition that no live allocation owns (adopted, or orphaned by a failed
 // deactivation).
 struct ReleaseOrphanPartition {
+  static constexpr std::string_view kName = "ReleaseOrphanPartition";
   Micros now = 0;
   PartitionId partition_id = 0;
   std::string reason;
@@ -134,10 +150,12 @@ struct ReleaseOrphanPartition {
 
 // FM restarted in resiliency mode and waits for the active set: hand it the journal's.
 struct ResyncFabricManager {
+  static constexpr std::string_view kName = "ResyncFabricManager";
   Micros now = 0;
 };
 
 struct RecordResyncOutcome {
+  static constexpr std::string_view kName = "RecordResyncOutcome";
   Micros now = 0;
   std::vector<PartitionId> partition_ids;
   events::FmResult fm;
@@ -149,5 +167,11 @@ using Command =
                  RequestAllocation, RecordFabricManagerOutcome, EnsurePartitionActive,
                  ObservePodResources, ReleaseAllocation, ReleaseOrphanPartition,
                  ResyncFabricManager, RecordResyncOutcome, AbandonInterruptedRequests>;
+
+// The command's name, for messages: each alternative's kName (a command without one does not
+// compile).
+inline std::string_view CommandName(const Command& command) {
+  return std::visit([](const auto& c) { return std::decay_t<decltype(c)>::kName; }, command);
+}
 
 }  // namespace gfp::sm

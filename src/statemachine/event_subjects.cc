@@ -5,44 +5,7 @@
 namespace gfp::sm {
 namespace {
 
-// The partition an event is about, if any (FabricManagerResynced names several).
-void AddPartitions(const events::Event& e, std::vector<std::string>& out) {
-  switch (e.body_case()) {
-    case events::Event::kAllocationGranted:
-      if (e.allocation_granted().has_partition()) {
-        out.push_back(PartitionSubject(e.allocation_granted().partition_id()));
-      }
-      return;
-    case events::Event::kPartitionActivationRequested:
-      out.push_back(PartitionSubject(e.partition_activation_requested().partition_id()));
-      return;
-    case events::Event::kPartitionActivated:
-      out.push_back(PartitionSubject(e.partition_activated().partition_id()));
-      return;
-    case events::Event::kPartitionActivationFailed:
-      out.push_back(PartitionSubject(e.partition_activation_failed().partition_id()));
-      return;
-    case events::Event::kPartitionDeactivationRequested:
-      out.push_back(PartitionSubject(e.partition_deactivation_requested().partition_id()));
-      return;
-    case events::Event::kPartitionDeactivated:
-      out.push_back(PartitionSubject(e.partition_deactivated().partition_id()));
-      return;
-    case events::Event::kPartitionDeactivationFailed:
-      out.push_back(PartitionSubject(e.partition_deactivation_failed().partition_id()));
-      return;
-    case events::Event::kDriftDetected:
-      out.push_back(PartitionSubject(e.drift_detected().partition_id()));
-      return;
-    case events::Event::kFabricManagerResynced:
-      for (auto id : e.fabric_manager_resynced().partition_ids()) {
-        out.push_back(PartitionSubject(id));
-      }
-      return;
-    default:
-      return;
-  }
-}
+using events::Event;
 
 template <typename Ids>
 void AddDeviceList(const Ids& ids, std::vector<std::string>& out) {
@@ -51,34 +14,76 @@ void AddDeviceList(const Ids& ids, std::vector<std::string>& out) {
   }
 }
 
-void AddDevices(const events::Event& e, std::vector<std::string>& out) {
+void AddInventory(const events::InventoryObserved& x, std::vector<std::string>& out) {
+  for (const auto& d : x.devices()) {
+    if (!d.bdf().empty()) out.push_back(DeviceSubject(d.bdf()));
+    if (!d.parent_bdf().empty()) out.push_back(DeviceSubject(d.parent_bdf()));
+  }
+}
+
+// The partitions and devices an event names. Every body case is listed, so a new event type
+// fails to compile (-Wswitch) until it says which subjects it has, if any.
+void AddSubjects(const Event& e, std::vector<std::string>& out) {
   switch (e.body_case()) {
-    case events::Event::kInventoryObserved:
-      for (const auto& d : e.inventory_observed().devices()) {
-        if (!d.bdf().empty()) out.push_back(DeviceSubject(d.bdf()));
-        if (!d.parent_bdf().empty()) out.push_back(DeviceSubject(d.parent_bdf()));
-      }
+    case Event::kInventoryObserved:
+      AddInventory(e.inventory_observed(), out);
       return;
-    case events::Event::kModuleMappingLoaded:
+    case Event::kModuleMappingLoaded:
       for (const auto& a : e.module_mapping_loaded().assignments()) {
         if (!a.bdf().empty()) out.push_back(DeviceSubject(a.bdf()));
       }
       return;
-    case events::Event::kDeviceHealthChanged:
+    case Event::kDeviceHealthChanged:
       if (!e.device_health_changed().bdf().empty()) {
         out.push_back(DeviceSubject(e.device_health_changed().bdf()));
       }
       return;
-    case events::Event::kAllocationRequested:
+    case Event::kAllocationRequested:
       AddDeviceList(e.allocation_requested().device_ids(), out);
       return;
-    case events::Event::kPartitionActivationRequested:
+    case Event::kAllocationGranted:
+      if (e.allocation_granted().has_partition()) {
+        out.push_back(PartitionSubject(e.allocation_granted().partition_id()));
+      }
+      return;
+    case Event::kPartitionActivationRequested:
+      out.push_back(PartitionSubject(e.partition_activation_requested().partition_id()));
       AddDeviceList(e.partition_activation_requested().vf_bdfs(), out);
       return;
-    case events::Event::kPartitionActivated:
+    case Event::kPartitionActivated:
+      out.push_back(PartitionSubject(e.partition_activated().partition_id()));
       AddDeviceList(e.partition_activated().vf_bdfs(), out);
       return;
-    default:
+    case Event::kPartitionActivationFailed:
+      out.push_back(PartitionSubject(e.partition_activation_failed().partition_id()));
+      return;
+    case Event::kPartitionDeactivationRequested:
+      out.push_back(PartitionSubject(e.partition_deactivation_requested().partition_id()));
+      return;
+    case Event::kPartitionDeactivated:
+      out.push_back(PartitionSubject(e.partition_deactivated().partition_id()));
+      return;
+    case Event::kPartitionDeactivationFailed:
+      out.push_back(PartitionSubject(e.partition_deactivation_failed().partition_id()));
+      return;
+    case Event::kDriftDetected:
+      out.push_back(PartitionSubject(e.drift_detected().partition_id()));
+      return;
+    case Event::kFabricManagerResynced:
+      for (auto id : e.fabric_manager_resynced().partition_ids()) {
+        out.push_back(PartitionSubject(id));
+      }
+      return;
+    // No partition or device as subject (allocation IDs are not tags).
+    case Event::kPluginStarted:
+    case Event::kFabricManagerConnected:
+    case Event::kFabricManagerDisconnected:
+    case Event::kPartitionTableObserved:
+    case Event::kKubeletRestartObserved:
+    case Event::kAllocationRejected:
+    case Event::kAllocationBound:
+    case Event::kAllocationReleased:
+    case Event::BODY_NOT_SET:
       return;
   }
 }
@@ -93,8 +98,7 @@ std::string DeviceSubject(std::string_view device_id) { return "d:" + std::strin
 
 std::vector<std::string> EventSubjects(const events::Event& event) {
   std::vector<std::string> out;
-  AddPartitions(event, out);
-  AddDevices(event, out);
+  AddSubjects(event, out);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;

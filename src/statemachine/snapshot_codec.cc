@@ -177,7 +177,7 @@ Status DecodeAllocations(const snapshot::State& in, State& s) {
 
 }  // namespace
 
-std::string EncodeSnapshot(const State& s) {
+snapshot::State SnapshotOf(const State& s) {
   snapshot::State out;
   out.set_format_version(kSnapshotFormatVersion);
   out.set_last_seq(s.last_seq);
@@ -196,8 +196,10 @@ std::string EncodeSnapshot(const State& s) {
     o->set_seq(a.seq);
     o->set_description(a.description);
   }
-  return SerializeDeterministic(out);
+  return out;
 }
+
+std::string EncodeSnapshot(const State& s) { return SerializeDeterministic(SnapshotOf(s)); }
 
 Result<State> DecodeSnapshot(const std::string& bytes) {
   snapshot::State in;

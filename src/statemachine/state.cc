@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "statemachine/events.pb.h"
+
 namespace gfp::sm {
 
 const char* AllocationStatusName(AllocationStatus status) {
@@ -49,14 +51,19 @@ const char* DeviceKindName(DeviceKind kind) {
 }
 
 DeviceKind DeviceKindOf(int journaled_kind) {
-  switch (journaled_kind) {
-    case 1:
-      return DeviceKind::kMdev;
-    case 2:
-      return DeviceKind::kVgpuVf;
-    default:
+  // Every events.DeviceKind is listed, so a new kind fails to compile (-Wswitch) until mapped.
+  switch (static_cast<events::DeviceKind>(journaled_kind)) {
+    case events::DEVICE_KIND_PCI_PASSTHROUGH:
       return DeviceKind::kPciPassthrough;
+    case events::DEVICE_KIND_MDEV:
+      return DeviceKind::kMdev;
+    case events::DEVICE_KIND_VGPU_VF:
+      return DeviceKind::kVgpuVf;
+    case events::DeviceKind_INT_MIN_SENTINEL_DO_NOT_USE_:
+    case events::DeviceKind_INT_MAX_SENTINEL_DO_NOT_USE_:
+      break;
   }
+  return DeviceKind::kPciPassthrough;  // a number this build does not know
 }
 
 Bdf GpuOf(const State& state, const std::string& device_id) {

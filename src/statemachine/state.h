@@ -119,8 +119,10 @@ struct Anomaly {
   bool operator==(const Anomaly&) const = default;
 };
 
-// Adding or changing a field: extend snapshot.proto and snapshot_codec.cc, and bump
-// kSnapshotFormatVersion (snapshot_codec.h).
+// Adding or changing a field: extend snapshot.proto and snapshot_codec.cc, bump
+// kSnapshotFormatVersion (snapshot_codec.h) and give the field a change in
+// tests/common/state_fields.h (the StateFields tests fail until all three are done). StateDiff
+// and `journal state --format json` follow the snapshot message by themselves.
 struct State {
   std::uint64_t last_seq = 0;
   Micros last_time = 0;

@@ -510,37 +510,6 @@ std::string FabricChangeKind(const ScenarioStats& s) {
   return kind + (s.drifts > 0 ? ", drift journaled" : "");
 }
 
-std::string StateDiff(const sm::State& a, const sm::State& b) {
-  std::string out;
-  auto field = [&](const char* name, bool same) {
-    if (!same) out += std::string(out.empty() ? "" : ", ") + name;
-  };
-  field("last_seq", a.last_seq == b.last_seq);
-  field("last_time", a.last_time == b.last_time);
-  field("fm_enabled", a.fm_enabled == b.fm_enabled);
-  field("release_grace", a.release_grace == b.release_grace);
-  field("plugin_version", a.plugin_version == b.plugin_version);
-  field("devices", a.devices == b.devices);
-  field("inventory_warnings", a.inventory_warnings == b.inventory_warnings);
-  field("module_mapping_path", a.module_mapping_path == b.module_mapping_path);
-  field("module_of_bdf", a.module_of_bdf == b.module_of_bdf);
-  field("bdf_of_module", a.bdf_of_module == b.bdf_of_module);
-  field("fm_connected", a.fm_connected == b.fm_connected);
-  field("fm_status_journaled", a.fm_status_journaled == b.fm_status_journaled);
-  field("fm_address", a.fm_address == b.fm_address);
-  field("partitions", a.partitions == b.partitions);
-  field("active", a.active == b.active);
-  field("intents", a.intents == b.intents);
-  field("allocations", a.allocations == b.allocations);
-  field("next_allocation_number", a.next_allocation_number == b.next_allocation_number);
-  field("kubelet_restarts", a.kubelet_restarts == b.kubelet_restarts);
-  field("anomaly_count", a.anomaly_count == b.anomaly_count);
-  field("recent_anomalies", a.recent_anomalies == b.recent_anomalies);
-  if (out.empty()) return a == b ? "" : "a field StateDiff does not list";
-  return "differs in " + out + " (at seq " + std::to_string(a.last_seq) + " vs " +
-         std::to_string(b.last_seq) + ")";
-}
-
 NodeFixture AnyNode(int which) {
   switch (which % 3) {
     case 0:

@@ -18,6 +18,7 @@
 
 #include "common/sm_fixtures.h"
 #include "common/status.h"
+#include "statemachine/state_diff.h"
 
 namespace gfp::testing {
 
@@ -123,8 +124,9 @@ class ScenarioRunner {
   ScenarioStats stats_;
 };
 
-// Names the fields in which two states differ ("" when equal), for failure messages.
-std::string StateDiff(const sm::State& expected, const sm::State& actual);
+// Names the fields in which two states differ ("" when equal), for failure messages; under this
+// name too for the suites that call it so.
+using sm::StateDiff;
 
 std::string FmName(int code);
 

@@ -48,6 +48,12 @@ TEST(Apply, NonsenseEventsBecomeAnomaliesAndChangeNothingElse) {
     e.mutable_drift_detected()->set_kind(events::DriftDetected::KIND_ACTIVE_IN_JOURNAL_ONLY);
     nonsense.push_back(e);
   }
+  for (int kind : {0, 99}) {  // unspecified, and a kind this build does not know
+    auto e = At(11);
+    e.mutable_drift_detected()->set_partition_id(3);
+    e.mutable_drift_detected()->set_kind(static_cast<events::DriftDetected::Kind>(kind));
+    nonsense.push_back(e);
+  }
   d.Commit(nonsense);
   EXPECT_EQ(d.state.anomaly_count, before.anomaly_count + nonsense.size());
   State expected = before;
@@ -58,6 +64,22 @@ TEST(Apply, NonsenseEventsBecomeAnomaliesAndChangeNothingElse) {
   EXPECT_TRUE(std::any_of(
       d.state.recent_anomalies.begin(), d.state.recent_anomalies.end(),
       [](const Anomaly& a) { return a.description.find("without a body") != std::string::npos; }));
+  for (const char* kind : {"unknown kind 0", "unknown kind 99"}) {
+    EXPECT_TRUE(std::any_of(
+        d.state.recent_anomalies.begin(), d.state.recent_anomalies.end(),
+        [&](const Anomaly& a) { return a.description.find(kind) != std::string::npos; }))
+        << kind;
+  }
+}
+
+// A journaled kind number this build does not know reads as passthrough (journals written
+// before kinds existed have 0); each known number maps to its kind.
+TEST(Apply, DeviceKindOfEveryJournaledNumber) {
+  EXPECT_EQ(DeviceKindOf(0), DeviceKind::kPciPassthrough);
+  EXPECT_EQ(DeviceKindOf(1), DeviceKind::kMdev);
+  EXPECT_EQ(DeviceKindOf(2), DeviceKind::kVgpuVf);
+  EXPECT_EQ(DeviceKindOf(3), DeviceKind::kPciPassthrough);
+  EXPECT_EQ(DeviceKindOf(-1), DeviceKind::kPciPassthrough);
 }
 
 // The gap alone: a valid event (one that is no anomaly at the next seq) journaled at a seq that
