@@ -13,12 +13,12 @@
 #include <memory>
 #include <string>
 
+#include "fm_codes/fm_codes.h"
 #include "fuzz/fuzz_support.h"
 #include "plugin/build_core.h"
 #include "plugin/grpc/device_plugin_service.h"
 #include "sim/fm/fm_sim_control.h"
 #include "sim/node/fake_node.h"
-#include "statemachine/fm_codes.h"
 #include "statemachine/invariants.h"
 
 namespace {

@@ -5,12 +5,12 @@
 #include <chrono>
 
 #include "common/strings.h"
+#include "fm_codes/fm_codes.h"
 #include "journal_text/event_summary.h"
 #include "plugin/core/log_scope.h"
 #include "plugin/core/log_text.h"
 #include "plugin/metrics/metrics_registry.h"
 #include "statemachine/event_codec.h"
-#include "statemachine/fm_codes.h"
 #include "statemachine/recovery.h"
 
 namespace gfp::plugin {
