@@ -26,6 +26,12 @@ FORBIDDEN = [
     ("common/status.h", '"statemachine/state.h"', "common -> statemachine is forbidden"),
     ("fm_codes/fm_codes.h", '"statemachine/state.h"', "fm_codes -> statemachine is forbidden"),
     ("engine/engine.cc", '"brand_new_folder/thing.h"', "unknown include root"),
+    ("plugin/core/saga_runner.cc", '"plugin/metrics/metrics_registry.h"',
+     "plugin/core -> plugin/metrics is forbidden"),
+    ("plugin/metrics/probe_state.cc", '"plugin/core/plugin_core.h"',
+     "plugin/metrics -> plugin/core is forbidden"),
+    ("plugin/labels/node_labels.cc", '"plugin/core/plugin_core.h"',
+     "plugin/labels -> plugin/core is forbidden"),
 ]
 ALLOWED = [("engine/engine.cc", '"statemachine/apply.h"'), ("store/journal.cc", "<vector>")]
 
