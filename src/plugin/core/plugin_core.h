@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "adapters/host/allocation_device_specs.h"
-#include "adapters/host/module_mapping.h"
 #include "adapters/kubelet/pod_device_assignment.h"
+#include "adapters/mapping/module_mapping.h"
 #include "common/status.h"
 #include "engine/engine.h"
 #include "plugin/core/change_counter.h"

@@ -32,6 +32,8 @@ FORBIDDEN = [
      "plugin/metrics -> plugin/core is forbidden"),
     ("plugin/labels/node_labels.cc", '"plugin/core/plugin_core.h"',
      "plugin/labels -> plugin/core is forbidden"),
+    ("adapters/kubelet_naming/vgpu_naming.cc", '"adapters/host/file_reading.h"',
+     "adapters/kubelet_naming -> adapters/host is forbidden"),
 ]
 ALLOWED = [("engine/engine.cc", '"statemachine/apply.h"'), ("store/journal.cc", "<vector>")]
 
