@@ -60,6 +60,7 @@
 #include "adapters/fm/fm_abi.h"
 #include "adapters/kubelet/unix_channel.h"
 #include "bench/bench_report.h"
+#include "bench/common/grow_journal.h"
 #include "engine/engine.h"
 #include "plugin/service.h"
 #include "process/child_process.h"
@@ -71,7 +72,6 @@
 #include "statemachine/event_codec.h"
 #include "statemachine/state.h"
 #include "store/journal.h"
-#include "bench/common/grow_journal.h"
 
 namespace {
 

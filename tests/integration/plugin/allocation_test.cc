@@ -240,7 +240,7 @@ TEST_F(AllocationTest, PartitionActivatedBehindOurBackAfterStartIsClearedOnRetry
   setup.reconcile_interval = "10m";
   Prepare(setup);
   StartServe();
-  ASSERT_TRUE(fm_->ActivateDirectly(3).ok());  // modules 1,3
+  ASSERT_TRUE(fm_->ActivateDirectly(3).ok());     // modules 1,3
   auto allocated = Allocate({PartitionBdfs(1)});  // modules 1-4
   ASSERT_TRUE(allocated.ok()) << Describe(allocated.status);
   EXPECT_EQ(ActivePartitions(), (std::vector<std::uint32_t>{1}));
