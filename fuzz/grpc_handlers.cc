@@ -15,10 +15,10 @@
 #include <memory>
 #include <string>
 
+#include "fm_codes/fm_codes.h"
 #include "fuzz/fuzz_support.h"
 #include "plugin/grpc/device_plugin_service.h"
 #include "sim/world/deterministic_world.h"
-#include "statemachine/fm_codes.h"
 #include "statemachine/invariants.h"
 
 namespace {

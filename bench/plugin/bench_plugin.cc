@@ -61,6 +61,7 @@
 #include "adapters/fm/fm_abi.h"
 #include "adapters/kubelet/unix_channel.h"
 #include "bench/bench_report.h"
+#include "bench/common/grow_journal.h"
 #include "engine/engine.h"
 #include "plugin/service.h"
 #include "process/child_process.h"
@@ -73,7 +74,6 @@
 #include "statemachine/event_codec.h"
 #include "statemachine/state.h"
 #include "store/journal.h"
-#include "bench/common/grow_journal.h"
 
 namespace {
 

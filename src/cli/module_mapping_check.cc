@@ -4,8 +4,8 @@
 #include <set>
 
 #include "adapters/host/file_reading.h"
-#include "adapters/host/module_mapping.h"
 #include "adapters/host/pci_discovery.h"
+#include "adapters/mapping/module_mapping.h"
 #include "cli/module_mapping_fm.h"
 #include "common/text_escape.h"
 
@@ -15,7 +15,7 @@ namespace {
 constexpr std::size_t kMaxMappingFileBytes = 1024 * 1024;  // as serve reads it
 
 // Every GPU on a VFIO driver needs an entry; every entry should name a PCI device that exists.
-Status CheckAgainstSysfs(const adapters::ModuleMapping& mapping,
+Status CheckAgainstSysfs(const adapters::mapping::ModuleMapping& mapping,
                          const std::filesystem::path& sysfs_root, const std::string& context,
                          MappingCheckReport* report) {
   auto discovery = adapters::DiscoverVfioDevices(sysfs_root);
@@ -53,7 +53,7 @@ Status CheckAgainstSysfs(const adapters::ModuleMapping& mapping,
 
 // Every module of every supported partition is mapped; every entry's module is in FM's table;
 // where FM reports bus ids, they agree with the file.
-void CheckAgainstFm(const adapters::ModuleMapping& mapping,
+void CheckAgainstFm(const adapters::mapping::ModuleMapping& mapping,
                     const std::vector<fm::PartitionInfo>& partitions, const std::string& context,
                     MappingCheckReport* report) {
   std::map<std::uint32_t, std::vector<std::uint32_t>> partitions_by_module;
@@ -100,7 +100,7 @@ Result<MappingCheckReport> CheckModuleMappingFile(
   auto text = adapters::ReadWholeFile(mapping_file, kMaxMappingFileBytes);
   if (!text.ok()) return text.status().WithContext(context + ": cannot read file");
   MappingCheckReport report;
-  auto mapping = adapters::ParseModuleMapping(*text, mapping_file.string());
+  auto mapping = adapters::mapping::ParseModuleMapping(*text, mapping_file.string());
   if (!mapping.ok()) {
     report.problems.push_back(mapping.status().message());  // already names the file
     return report;

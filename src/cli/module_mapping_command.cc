@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "adapters/host/file_reading.h"
-#include "adapters/host/nvidia_smi_parser.h"
+#include "adapters/nvidia_smi/nvidia_smi_parser.h"
 #include "cli/flag_values.h"
 #include "cli/module_mapping_check.h"
 #include "cli/module_mapping_fm.h"
@@ -76,9 +76,9 @@ int GenerateFromNvidiaSmi(const std::string& input) {
     return Fail(kExitUnreadable, "cannot read nvidia-smi output " + EscapeControl(source) + ": " +
                                      text.status().message());
   }
-  auto mapping = adapters::ParseNvidiaSmiModuleIds(*text, source);
+  auto mapping = adapters::nvidia_smi::ParseNvidiaSmiModuleIds(*text, source);
   if (!mapping.ok()) return Fail(kExitProblems, mapping.status().message());
-  std::cout << adapters::FormatModuleMappingJson(*mapping) << std::flush;
+  std::cout << adapters::nvidia_smi::FormatModuleMappingJson(*mapping) << std::flush;
   return kExitOk;
 }
 
@@ -87,7 +87,7 @@ int GenerateFromFabricManager(const FmFlags& fm_flags) {
   if (!partitions.ok()) return Fail(kExitUnreadable, partitions.status().message());
   auto mapping = MappingFromFmPartitions(*partitions);
   if (!mapping.ok()) return Fail(kExitProblems, mapping.status().message());
-  std::cout << adapters::FormatModuleMappingJson(*mapping) << std::flush;
+  std::cout << adapters::nvidia_smi::FormatModuleMappingJson(*mapping) << std::flush;
   return kExitOk;
 }
 

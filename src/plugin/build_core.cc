@@ -3,8 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include "adapters/fm/fabric_manager_client.h"
-#include "adapters/host/module_mapping.h"
 #include "adapters/host/pci_ids.h"
+#include "adapters/mapping/module_mapping.h"
 #include "plugin/core/fm_library_port.h"
 #include "plugin/core/node_inventory.h"
 

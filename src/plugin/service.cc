@@ -55,10 +55,10 @@ bool WaitForVfioEvents(int fd, std::chrono::milliseconds timeout) {
 Result<std::unique_ptr<Service>> Service::Create(ServeConfig config, const std::string& version,
                                                  Clock clock) {
   kubelet::KeepGrpcInitialized();
-  std::unique_ptr<metrics::ServeMetrics> metrics;  // listening first: a busy port changes nothing
+  std::unique_ptr<ServeMetrics> metrics;  // listening first: a busy port changes nothing
   if (!config.metrics_address.empty()) {
-    GFP_ASSIGN_OR_RETURN(metrics, metrics::ServeMetrics::Start(config.metrics_address, version,
-                                                               config.reconcile_interval));
+    GFP_ASSIGN_OR_RETURN(
+        metrics, ServeMetrics::Start(config.metrics_address, version, config.reconcile_interval));
   }
   GFP_ASSIGN_OR_RETURN(auto core, BuildCore(config, version, std::move(clock)));
   if (metrics) metrics->Attach(*core);
@@ -66,7 +66,7 @@ Result<std::unique_ptr<Service>> Service::Create(ServeConfig config, const std::
       new Service(std::move(config), std::move(metrics), std::move(core)));
 }
 
-Service::Service(ServeConfig config, std::unique_ptr<metrics::ServeMetrics> metrics,
+Service::Service(ServeConfig config, std::unique_ptr<ServeMetrics> metrics,
                  std::unique_ptr<PluginCore> core)
     : config_(std::move(config)),
       metrics_(std::move(metrics)),

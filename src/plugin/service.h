@@ -11,8 +11,8 @@
 #include "plugin/core/plugin_core.h"
 #include "plugin/grpc/resource_server.h"
 #include "plugin/labels/node_labels_file.h"
-#include "plugin/metrics/serve_metrics.h"
 #include "plugin/serve_config.h"
+#include "plugin/serve_metrics.h"
 
 namespace gfp::plugin {
 
@@ -31,7 +31,7 @@ class Service {
   PluginCore& core() { return *core_; }
 
  private:
-  Service(ServeConfig config, std::unique_ptr<metrics::ServeMetrics> metrics,
+  Service(ServeConfig config, std::unique_ptr<ServeMetrics> metrics,
           std::unique_ptr<PluginCore> core);
   void RestartServers(const std::string& reason);
   void RegisterPending();
@@ -42,8 +42,7 @@ class Service {
   void UpdateNodeLabels();
 
   ServeConfig config_;
-  std::unique_ptr<metrics::ServeMetrics>
-      metrics_;  // null without --metrics-address; outlives core_
+  std::unique_ptr<ServeMetrics> metrics_;  // null without --metrics-address; outlives core_
   std::unique_ptr<PluginCore> core_;
   std::vector<std::unique_ptr<ResourceServer>> servers_;
   kubelet::PodResourcesClient pod_resources_;

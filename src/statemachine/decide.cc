@@ -8,8 +8,8 @@
 
 #include "common/strings.h"
 #include "common/text_escape.h"
+#include "fm_codes/fm_codes.h"
 #include "statemachine/apply.h"
-#include "statemachine/fm_codes.h"
 #include "statemachine/recovery.h"
 
 namespace gfp::sm {

@@ -63,7 +63,7 @@ Decision Decide(const State& state, const Command& command);
 Command OutcomeOf(const Effect& effect, Micros now, const events::FmResult& fm);
 
 // The error code a refusal is reported with: INVALID_ARGUMENT, FAILED_PRECONDITION, UNAVAILABLE,
-// or for Fabric Manager's refusal the category of its code (statemachine/fm_codes.h).
+// or for Fabric Manager's refusal the category of its code (fm_codes/fm_codes.h).
 ErrorCode RefusalErrorCode(RefusalKind kind, int fm_return = 0);
 inline ErrorCode RefusalErrorCode(const Decision& d) {
   return RefusalErrorCode(d.refusal_kind, d.refusal_fm_code);

@@ -1,6 +1,6 @@
 #include "statemachine/recovery.h"
 
-#include "statemachine/fm_codes.h"
+#include "fm_codes/fm_codes.h"
 
 namespace gfp::sm {
 

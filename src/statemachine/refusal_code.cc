@@ -1,6 +1,6 @@
 // RefusalErrorCode: the one place a state machine refusal becomes an error code.
+#include "fm_codes/fm_codes.h"
 #include "statemachine/decide.h"
-#include "statemachine/fm_codes.h"
 
 namespace gfp::sm {
 

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "fm_codes/fm_codes.h"
 #include "statemachine/apply.h"
 #include "statemachine/commands.h"
 #include "statemachine/decide.h"
-#include "statemachine/fm_codes.h"
 #include "statemachine/invariants.h"
 
 namespace gfp::testing {

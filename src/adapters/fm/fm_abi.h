@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "statemachine/fm_codes.h"
+#include "fm_codes/fm_codes.h"
 
 namespace gfp::fm::abi {
 
@@ -19,11 +19,11 @@ using fmReturn_t = int;
 using fmHandle_t = void*;
 using fmFabricPartitionId_t = unsigned int;
 
-// The return codes are the state machine's one table (statemachine/fm_codes.h): abi::kInUse is
-// sm::fm_code::kInUse.
-using FmReturn = sm::fm_code::Value;
-using enum sm::fm_code::Value;
-inline constexpr int kLowestKnownReturn = sm::fm_code::kLowestKnown;
+// The return codes are the one table the state machine uses too (fm_codes/fm_codes.h):
+// abi::kInUse is fm_code::kInUse.
+using FmReturn = fm_code::Value;
+using enum fm_code::Value;
+inline constexpr int kLowestKnownReturn = fm_code::kLowestKnown;
 
 inline constexpr std::size_t kMaxStrLength = 256;
 inline constexpr std::size_t kUuidBufferSize = 80;

@@ -1,6 +1,6 @@
 // Names and meanings of Fabric Manager return codes (reference/fabric-manager.md §2.1), so every
 // message and journal entry can carry "FM_ST_IN_USE" next to the number. The table itself is the
-// state machine's (statemachine/fm_codes.h); these are the adapter's names for it.
+// one the state machine uses too (fm_codes/fm_codes.h); these are the adapter's names for it.
 #pragma once
 
 #include <string>

@@ -9,7 +9,7 @@
 #include "adapters/host/pci_discovery.h"
 #include "adapters/host/sysfs_attributes.h"
 #include "adapters/host/sysfs_links.h"
-#include "adapters/host/vgpu_naming.h"
+#include "adapters/kubelet_naming/vgpu_naming.h"
 #include "common/text_escape.h"
 
 namespace gfp::adapters {
@@ -41,8 +41,8 @@ Result<std::string> ReadTypeName(const fs::path& entry) {
   std::string_view text = *content;
   while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
   while (!text.empty() && text.front() == '\n') text.remove_prefix(1);
-  std::string name = ReplaceWhitespaceRuns(text);
-  if (!IsValidResourceSuffix(name)) {
+  std::string name = kubelet_naming::ReplaceWhitespaceRuns(text);
+  if (!kubelet_naming::IsValidResourceSuffix(name)) {
     return InvalidArgument("mdev_type/name " + QuoteAttribute(*content) +
                            " does not make a resource name (1-63 of A-Z a-z 0-9 . _ -)");
   }

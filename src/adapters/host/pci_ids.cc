@@ -1,7 +1,7 @@
 #include "adapters/host/pci_ids.h"
 
-#include "adapters/host/device_name_sanitizer.h"
 #include "adapters/host/file_reading.h"
+#include "adapters/kubelet_naming/device_name_sanitizer.h"
 #include "common/text_escape.h"
 
 namespace gfp::adapters {
@@ -76,7 +76,8 @@ std::optional<std::string> PciIds::DeviceName(std::string_view device_id) const 
     // A prefix match like Go's, so sub-device lines ("\t\t...") never match and the first
     // matching line decides, even if its name sanitizes to nothing.
     if (!StartsWith(line, prefix)) continue;
-    std::string name = SanitizeDeviceName(std::string_view(line).substr(prefix.size()));
+    std::string name =
+        kubelet_naming::SanitizeDeviceName(std::string_view(line).substr(prefix.size()));
     if (name.empty()) return std::nullopt;
     return name;
   }
@@ -95,6 +96,10 @@ Result<PciIds> LoadPciIds(const std::filesystem::path& path) {
   auto db = PciIds::Parse(*text);
   if (!db.ok()) return db.status().WithContext(context);
   return db;
+}
+
+kubelet_naming::ResourceNaming NameResource(const PciIds& pci_ids, std::string_view device_id) {
+  return kubelet_naming::NameWholeGpu(device_id, pci_ids.DeviceName(device_id));
 }
 
 }  // namespace gfp::adapters

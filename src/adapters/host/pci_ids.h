@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "adapters/kubelet_naming/resource_naming.h"
 #include "common/status.h"
 
 namespace gfp::adapters {
@@ -46,6 +47,9 @@ class PciIds {
   // Lines of the NVIDIA block in file order (comments and '\r' already removed).
   std::vector<std::string> nvidia_lines_;
 };
+
+// The kubelet names of NVIDIA device `device_id` (kubelet_naming::NameWholeGpu with its name here).
+kubelet_naming::ResourceNaming NameResource(const PciIds& pci_ids, std::string_view device_id);
 
 // Reads and parses `path`; errors name the file: "pci.ids /x/pci.ids: cannot read file: ...".
 Result<PciIds> LoadPciIds(const std::filesystem::path& path);

@@ -11,7 +11,7 @@
 #include "adapters/host/pci_discovery.h"
 #include "adapters/host/sysfs_attributes.h"
 #include "adapters/host/sysfs_links.h"
-#include "adapters/host/vgpu_naming.h"
+#include "adapters/kubelet_naming/vgpu_naming.h"
 #include "common/text_escape.h"
 
 namespace gfp::adapters {
@@ -98,7 +98,7 @@ std::map<std::string, std::string> ParseVgpuTypeCatalog(std::string_view content
     const std::string_view id = TrimGoSpace(line.substr(0, colon));
     const std::string_view name = TrimGoSpace(line.substr(colon + 1));
     if (!IsDecimal(id) || name.empty()) continue;
-    catalog.emplace(std::string(id), ReplaceWhitespaceRuns(name));
+    catalog.emplace(std::string(id), kubelet_naming::ReplaceWhitespaceRuns(name));
   }
   return catalog;
 }
@@ -140,7 +140,7 @@ Result<VgpuVfDiscovery> DiscoverVgpuVfs(const fs::path& sysfs_root) {
     if (!vf.ok()) {
       result.warnings.push_back(name + ": skipped: " + vf.status().message());
     } else if (vf->has_value()) {
-      if (IsValidResourceSuffix((*vf)->profile)) {
+      if (kubelet_naming::IsValidResourceSuffix((*vf)->profile)) {
         result.vfs.push_back(std::move(**vf));
       } else {
         result.warnings.push_back(name + ": skipped: vGPU profile " +

@@ -4,9 +4,9 @@
 
 #include "common/log_context.h"
 #include "common/text_escape.h"
+#include "fm_codes/fm_codes.h"
 #include "plugin/core/log_scope.h"
 #include "plugin/core/log_text.h"
-#include "statemachine/fm_codes.h"
 #include "statemachine/recovery.h"
 
 namespace gfp::plugin {

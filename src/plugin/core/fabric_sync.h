@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "adapters/host/module_mapping.h"
+#include "adapters/mapping/module_mapping.h"
 #include "engine/engine.h"
 #include "plugin/core/change_counter.h"
 #include "plugin/core/fabric_port.h"

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "adapters/host/pci_discovery.h"
-#include "adapters/host/vgpu_naming.h"
+#include "adapters/kubelet_naming/vgpu_naming.h"
 
 namespace gfp::plugin {
 namespace {
@@ -18,7 +18,8 @@ void Append(std::vector<T>& to, const std::vector<T>& from) {
 void AddPassthrough(const adapters::PciDiscovery& discovery, const adapters::PciIds& pci_ids,
                     std::map<std::string, ResourceDevices>& by_name) {
   for (const auto& device : discovery.devices) {
-    adapters::ResourceNaming naming = adapters::NameResource(pci_ids, device.device_id);
+    adapters::kubelet_naming::ResourceNaming naming =
+        adapters::NameResource(pci_ids, device.device_id);
     auto& entry = by_name[naming.resource_name + "\n" + device.device_id];
     entry.naming = std::move(naming);
     entry.devices.push_back({device.bdf, sm::DeviceKind::kPciPassthrough, device.numa_node, device,
@@ -28,7 +29,7 @@ void AddPassthrough(const adapters::PciDiscovery& discovery, const adapters::Pci
 
 void AddVfs(const adapters::VgpuVfDiscovery& vfs, std::map<std::string, ResourceDevices>& by_name) {
   for (const auto& vf : vfs.vfs) {
-    adapters::ResourceNaming naming = VgpuVfResourceNaming(vf.profile);
+    adapters::kubelet_naming::ResourceNaming naming = VgpuVfResourceNaming(vf.profile);
     auto& entry = by_name[naming.resource_name + "\nvf"];
     entry.naming = std::move(naming);
     entry.kind = sm::DeviceKind::kVgpuVf;
@@ -40,7 +41,7 @@ void AddVfs(const adapters::VgpuVfDiscovery& vfs, std::map<std::string, Resource
 void AddMdevs(const adapters::MdevDiscovery& mdevs,
               std::map<std::string, ResourceDevices>& by_name) {
   for (const auto& mdev : mdevs.devices) {
-    adapters::ResourceNaming naming = MdevResourceNaming(mdev.type_name);
+    adapters::kubelet_naming::ResourceNaming naming = MdevResourceNaming(mdev.type_name);
     auto& entry = by_name[naming.resource_name + "\nmdev"];
     entry.naming = std::move(naming);
     entry.kind = sm::DeviceKind::kMdev;
@@ -185,21 +186,21 @@ sm::ObserveInventory InventoryCommand(const NodeInventory& inventory, sm::Micros
   return command;
 }
 
-adapters::ResourceNaming MdevResourceNaming(const std::string& type_name) {
-  adapters::ResourceNaming naming;
+adapters::kubelet_naming::ResourceNaming MdevResourceNaming(const std::string& type_name) {
+  adapters::kubelet_naming::ResourceNaming naming;
   naming.suffix = type_name;
-  naming.resource_name = adapters::ResourceName(type_name);
-  naming.socket_name = adapters::PluginSocketName(type_name);
-  naming.env_key = adapters::MdevEnvKey(type_name);
+  naming.resource_name = adapters::kubelet_naming::ResourceName(type_name);
+  naming.socket_name = adapters::kubelet_naming::PluginSocketName(type_name);
+  naming.env_key = adapters::kubelet_naming::MdevEnvKey(type_name);
   return naming;
 }
 
-adapters::ResourceNaming VgpuVfResourceNaming(const std::string& profile) {
-  adapters::ResourceNaming naming;
+adapters::kubelet_naming::ResourceNaming VgpuVfResourceNaming(const std::string& profile) {
+  adapters::kubelet_naming::ResourceNaming naming;
   naming.suffix = profile;
-  naming.resource_name = adapters::ResourceName(profile);
-  naming.socket_name = adapters::PluginSocketName(profile);
-  naming.env_key = adapters::VgpuVfEnvKey(profile);
+  naming.resource_name = adapters::kubelet_naming::ResourceName(profile);
+  naming.socket_name = adapters::kubelet_naming::PluginSocketName(profile);
+  naming.env_key = adapters::kubelet_naming::VgpuVfEnvKey(profile);
   return naming;
 }
 

@@ -15,8 +15,8 @@
 #include "adapters/host/mdev_discovery.h"
 #include "adapters/host/pci_device.h"
 #include "adapters/host/pci_ids.h"
-#include "adapters/host/resource_naming.h"
 #include "adapters/host/vgpu_vf_discovery.h"
+#include "adapters/kubelet_naming/resource_naming.h"
 #include "common/status.h"
 #include "statemachine/commands.h"
 
@@ -39,7 +39,7 @@ struct ServedDevice {
 };
 
 struct ResourceDevices {
-  adapters::ResourceNaming naming;
+  adapters::kubelet_naming::ResourceNaming naming;
   sm::DeviceKind kind = sm::DeviceKind::kPciPassthrough;
   std::vector<ServedDevice> devices;  // sorted by id
 };
@@ -79,9 +79,9 @@ sm::ObserveInventory InventoryCommand(const NodeInventory& inventory, sm::Micros
 
 // The kubelet resource of one mdev type (upstream-behaviour.md §1.4, §1.10): "nvidia.com/<type>",
 // socket "kubevirt-<type>.sock", env key "MDEV_PCI_RESOURCE_NVIDIA_COM_<TYPE>".
-adapters::ResourceNaming MdevResourceNaming(const std::string& type_name);
+adapters::kubelet_naming::ResourceNaming MdevResourceNaming(const std::string& type_name);
 // The kubelet resource of one vGPU VF profile (upstream-behaviour.md §3.2): "nvidia.com/<profile>",
 // socket "kubevirt-<profile>.sock", env key "PCI_RESOURCE_NVIDIA_COM_<PROFILE>".
-adapters::ResourceNaming VgpuVfResourceNaming(const std::string& profile);
+adapters::kubelet_naming::ResourceNaming VgpuVfResourceNaming(const std::string& profile);
 
 }  // namespace gfp::plugin

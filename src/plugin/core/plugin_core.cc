@@ -48,7 +48,7 @@ PluginCore::PluginCore(ServeConfig config, std::unique_ptr<engine::Engine> engin
       mapping_(std::move(mapping)),
       fabric_(std::move(fabric)),
       clock_(std::move(clock)),
-      sagas_(*engine_, fabric_.get(), clock_, metrics_),
+      sagas_(*engine_, fabric_.get(), clock_, observer_),
       fabric_sync_(*engine_, fabric_.get(), sagas_, changes_, clock_, mapping_),
       health_(config_, inventory_, *engine_, changes_, clock_),
       reconciler_(config_, *engine_, sagas_, fabric_sync_, clock_) {}

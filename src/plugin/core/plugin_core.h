@@ -22,11 +22,12 @@
 #include <vector>
 
 #include "adapters/host/allocation_device_specs.h"
-#include "adapters/host/module_mapping.h"
 #include "adapters/kubelet/pod_device_assignment.h"
+#include "adapters/mapping/module_mapping.h"
 #include "common/status.h"
 #include "engine/engine.h"
 #include "plugin/core/change_counter.h"
+#include "plugin/core/core_observer.h"
 #include "plugin/core/device_health.h"
 #include "plugin/core/fabric_port.h"
 #include "plugin/core/fabric_sync.h"
@@ -37,10 +38,6 @@
 #include "plugin/serve_config.h"
 
 namespace gfp::plugin {
-
-namespace metrics {
-class MetricsRegistry;
-}  // namespace metrics
 
 struct DeviceView {
   std::string id;  // BDF, or an mdev's UUID
@@ -123,9 +120,10 @@ class PluginCore {
   engine::Engine& engine() { return *engine_; }
   FabricPort* fabric() { return fabric_.get(); }
 
-  // Metrics (SPEC §8.1): set once before serving; null when --metrics-address is off.
-  void SetMetrics(metrics::MetricsRegistry* metrics) { metrics_.store(metrics); }
-  metrics::MetricsRegistry* metrics() const { return metrics_.load(); }
+  // Who watches the core (the SPEC §8.1 metrics): set once before serving; null when
+  // --metrics-address is off.
+  void SetObserver(CoreObserver* observer) { observer_.store(observer); }
+  CoreObserver* observer() const { return observer_.load(); }
   bool fabric_manager_usable() const { return fabric_sync_.usable(); }
   std::string fabric_manager_problem() const { return fabric_sync_.problem(); }
 
@@ -144,7 +142,7 @@ class PluginCore {
   const std::optional<adapters::ModuleMapping> mapping_;
   std::unique_ptr<FabricPort> fabric_;
   const Clock clock_;
-  std::atomic<metrics::MetricsRegistry*> metrics_{nullptr};
+  std::atomic<CoreObserver*> observer_{nullptr};
 
   ChangeCounter changes_;
   SagaRunner sagas_;

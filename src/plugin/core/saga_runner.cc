@@ -5,12 +5,11 @@
 #include <chrono>
 
 #include "common/strings.h"
+#include "fm_codes/fm_codes.h"
 #include "journal_text/event_summary.h"
 #include "plugin/core/log_scope.h"
 #include "plugin/core/log_text.h"
-#include "plugin/metrics/metrics_registry.h"
 #include "statemachine/event_codec.h"
-#include "statemachine/fm_codes.h"
 #include "statemachine/recovery.h"
 
 namespace gfp::plugin {
@@ -35,11 +34,10 @@ std::string EffectTarget(const sm::Effect& effect) {
   return "[" + Join(effect.partition_ids) + "]";
 }
 
-// Metrics: one FM call that changes partitions.
-void RecordPartitionOperation(metrics::MetricsRegistry* m, sm::Effect::Kind kind,
-                              const events::FmResult& fm) {
+// Observer (metrics): one FM call that changes partitions.
+void RecordPartitionOperation(CoreObserver* m, sm::Effect::Kind kind, const events::FmResult& fm) {
   if (!m) return;
-  using Op = metrics::PartitionOperation;
+  using Op = PartitionOperation;
   const Op op = kind == sm::Effect::Kind::kActivatePartition     ? Op::kActivate
                 : kind == sm::Effect::Kind::kDeactivatePartition ? Op::kDeactivate
                                                                  : Op::kResync;
@@ -47,13 +45,13 @@ void RecordPartitionOperation(metrics::MetricsRegistry* m, sm::Effect::Kind kind
                               fm.name().empty() ? "code " + std::to_string(fm.code()) : fm.name());
 }
 
-// Metrics: drift found against FM.
-void RecordDrift(metrics::MetricsRegistry* m, const events::DriftDetected& drift) {
+// Observer (metrics): drift found against FM.
+void RecordDrift(CoreObserver* m, const events::DriftDetected& drift) {
   if (!m) return;
   if (drift.kind() == events::DriftDetected::KIND_ACTIVE_IN_FM_ONLY) {
-    m->RecordDrift(metrics::DriftKind::kActivatedElsewhere);
+    m->RecordDrift(DriftKind::kActivatedElsewhere);
   } else if (drift.kind() == events::DriftDetected::KIND_ACTIVE_IN_JOURNAL_ONLY) {
-    m->RecordDrift(metrics::DriftKind::kLost);
+    m->RecordDrift(DriftKind::kLost);
   }
 }
 
@@ -71,8 +69,8 @@ std::string FmOutcomeText(const events::FmResult& fm) {
 }
 
 SagaRunner::SagaRunner(engine::Engine& engine, FabricPort* fabric, const Clock& clock,
-                       const std::atomic<metrics::MetricsRegistry*>& metrics)
-    : engine_(engine), fabric_(fabric), clock_(clock), metrics_(metrics) {}
+                       const std::atomic<CoreObserver*>& observer)
+    : engine_(engine), fabric_(fabric), clock_(clock), observer_(observer) {}
 
 Result<sm::Decision> SagaRunner::ExecuteLogged(const sm::Command& command) {
   auto decision = engine_.Execute(command);
@@ -86,7 +84,7 @@ Result<sm::Decision> SagaRunner::ExecuteLogged(const sm::Command& command) {
       });
     }
     if (event.has_drift_detected()) {
-      RecordDrift(metrics_.load(), event.drift_detected());
+      RecordDrift(observer_.load(), event.drift_detected());
       spdlog::warn("drift found: {}", LogText(event.drift_detected().detail(), 512));
     } else if (spdlog::should_log(spdlog::level::debug)) {
       spdlog::debug("journaled {}: {}", sm::EventTypeName(event),
@@ -109,7 +107,7 @@ events::FmResult SagaRunner::Carry(const sm::Effect& effect, ScopedLogContext& e
   const auto started = std::chrono::steady_clock::now();
   outcome = fabric_->Carry(effect);
   effect_scope.FmCode(outcome.name());
-  RecordPartitionOperation(metrics_.load(), effect.kind, outcome);
+  RecordPartitionOperation(observer_.load(), effect.kind, outcome);
   spdlog::debug("Fabric Manager {} {}: {} in {:.1f} ms", EffectName(effect.kind),
                 EffectTarget(effect), FmOutcomeText(outcome), MillisSince(started));
   result.fm_in_use |=

@@ -10,14 +10,11 @@
 #include "common/log_context.h"
 #include "common/status.h"
 #include "engine/engine.h"
+#include "plugin/core/core_observer.h"
 #include "plugin/core/fabric_port.h"
 #include "plugin/core/plugin_clock.h"
 
 namespace gfp::plugin {
-
-namespace metrics {
-class MetricsRegistry;
-}  // namespace metrics
 
 struct SagaResult {
   sm::AllocationId allocation_id;
@@ -30,7 +27,7 @@ class SagaRunner {
  public:
   // `fabric` is null without --fabric-manager: effects are then answered NOT_SUPPORTED.
   SagaRunner(engine::Engine& engine, FabricPort* fabric, const Clock& clock,
-             const std::atomic<metrics::MetricsRegistry*>& metrics);
+             const std::atomic<CoreObserver*>& observer);
 
   // Executes `command` and every effect it leads to, feeding outcomes back. Journal failures
   // are returned as errors; refusals come back in SagaResult.
@@ -53,7 +50,7 @@ class SagaRunner {
   engine::Engine& engine_;
   FabricPort* const fabric_;
   const Clock& clock_;
-  const std::atomic<metrics::MetricsRegistry*>& metrics_;
+  const std::atomic<CoreObserver*>& observer_;
   std::string interrupted_cause_;
 };
 

@@ -6,7 +6,6 @@
 #include "common/strings.h"
 #include "common/text_escape.h"
 #include "plugin/core/log_text.h"
-#include "plugin/metrics/metrics_registry.h"
 
 namespace gfp::plugin {
 namespace {
@@ -136,8 +135,8 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
   }
   const auto started = std::chrono::steady_clock::now();
   auto allocated = core_.Allocate(resource_, containers);
-  if (auto* metrics = core_.metrics()) {
-    metrics->RecordAllocate(
+  if (auto* observer = core_.observer()) {
+    observer->RecordAllocate(
         resource_, containers.size(), allocated.ok(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }

@@ -9,7 +9,7 @@
 
 namespace gfp::plugin {
 
-ResourceServer::ResourceServer(PluginCore& core, adapters::ResourceNaming naming,
+ResourceServer::ResourceServer(PluginCore& core, adapters::kubelet_naming::ResourceNaming naming,
                                std::filesystem::path device_plugin_dir)
     : core_(core), naming_(std::move(naming)), dir_(std::move(device_plugin_dir)) {}
 

@@ -18,7 +18,7 @@ namespace gfp::plugin {
 
 class ResourceServer {
  public:
-  ResourceServer(PluginCore& core, adapters::ResourceNaming naming,
+  ResourceServer(PluginCore& core, adapters::kubelet_naming::ResourceNaming naming,
                  std::filesystem::path device_plugin_dir);
   ~ResourceServer();
 
@@ -37,14 +37,14 @@ class ResourceServer {
   void set_unregistered() { registered_ = false; }
   // Our socket file is gone or is no longer the one we created (kubelet removed it).
   bool SocketLost() const;
-  const adapters::ResourceNaming& naming() const { return naming_; }
+  const adapters::kubelet_naming::ResourceNaming& naming() const { return naming_; }
   std::filesystem::path socket_path() const { return dir_ / naming_.socket_name; }
 
  private:
   void ShutdownServer();
 
   PluginCore& core_;
-  adapters::ResourceNaming naming_;
+  adapters::kubelet_naming::ResourceNaming naming_;
   std::filesystem::path dir_;
   std::unique_ptr<DevicePluginService> service_;
   std::unique_ptr<grpc::Server> server_;

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "plugin/core/core_observer.h"
+
 namespace prometheus {
 class Registry;
 template <typename T>
@@ -24,8 +26,9 @@ class Histogram;
 
 namespace gfp::plugin::metrics {
 
-enum class PartitionOperation { kActivate, kDeactivate, kResync };
-enum class DriftKind { kActivatedElsewhere, kLost };
+// What the core reports (plugin/core/core_observer.h), under the names the tests use.
+using PartitionOperation = ::gfp::plugin::PartitionOperation;
+using DriftKind = ::gfp::plugin::DriftKind;
 
 struct ResourceDeviceCount {
   std::string resource;  // full resource name, e.g. nvidia.com/GH100_H100_SXM5_80GB
@@ -43,19 +46,21 @@ struct GaugeValues {
   std::uint64_t journal_first_damaged_seq = 0;
 };
 
-class MetricsRegistry {
+// Records what the core reports as a CoreObserver; the serve wiring hands it to the core.
+class MetricsRegistry final : public CoreObserver {
  public:
   explicit MetricsRegistry(const std::string& version);
-  ~MetricsRegistry();
+  ~MetricsRegistry() override;
   MetricsRegistry(const MetricsRegistry&) = delete;
   MetricsRegistry& operator=(const MetricsRegistry&) = delete;
 
   // One Allocate call: `containers` container requests, all granted or all rejected.
   void RecordAllocate(const std::string& resource, std::size_t containers, bool granted,
-                      double seconds);
+                      double seconds) override;
   // One FM call that changes partitions; `fm_code` is the return code's name (FM_ST_SUCCESS).
-  void RecordPartitionOperation(PartitionOperation operation, bool ok, const std::string& fm_code);
-  void RecordDrift(DriftKind kind);
+  void RecordPartitionOperation(PartitionOperation operation, bool ok,
+                                const std::string& fm_code) override;
+  void RecordDrift(DriftKind kind) override;
   void RecordJournalAppend(double seconds);
   void RecordReconcile(double seconds);
   void RecordPodResourcesError();

@@ -52,8 +52,8 @@ std::vector<DocMessage> TroubleshootingMessages() {
         continue;
       }
       const std::string first_column = line.substr(1, line.find('|', 1) - 1);
-      for (std::sregex_iterator it(first_column.begin(), first_column.end(), code), end;
-           it != end; ++it) {
+      for (std::sregex_iterator it(first_column.begin(), first_column.end(), code), end; it != end;
+           ++it) {
         out.push_back({entry.path().filename().string(), number, (*it)[1].str()});
       }
     }
@@ -91,8 +91,8 @@ std::vector<std::string> LiteralFragments(const std::string& message) {
   std::size_t start = 0;
   while (start <= message.size()) {
     const std::size_t next = message.find(ellipsis, start);
-    std::string piece = message.substr(start, next == std::string::npos ? std::string::npos
-                                                                          : next - start);
+    std::string piece =
+        message.substr(start, next == std::string::npos ? std::string::npos : next - start);
     while (!piece.empty() && piece.front() == ' ') piece.erase(piece.begin());
     while (!piece.empty() && piece.back() == ' ') piece.pop_back();
     if (piece.size() >= 4) fragments.push_back(piece);
@@ -110,8 +110,8 @@ TEST(DocsMessages, TheDocsHaveTroubleshootingMessages) {
 TEST(DocsMessages, EveryTroubleshootingMessageIsOneTheProgramPrints) {
   for (const auto& message : TroubleshootingMessages()) {
     const auto fragments = LiteralFragments(message.text);
-    EXPECT_FALSE(fragments.empty()) << message.doc << ":" << message.line << ": `"
-                                    << message.text << "` has no literal text to look for";
+    EXPECT_FALSE(fragments.empty()) << message.doc << ":" << message.line << ": `" << message.text
+                                    << "` has no literal text to look for";
     EXPECT_TRUE(OneFileHasAll(fragments))
         << message.doc << ":" << message.line << ": no source file under src/ or sim/ prints `"
         << message.text << "` (\"\xE2\x80\xA6\" marks the parts filled in at run time)";

@@ -7,7 +7,7 @@
 
 #include "adapters/host/pci_discovery.h"
 #include "adapters/host/pci_ids.h"
-#include "adapters/host/resource_naming.h"
+#include "adapters/kubelet_naming/resource_naming.h"
 #include "common/temp_dir.h"
 
 namespace gfp::sim {

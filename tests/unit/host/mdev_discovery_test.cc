@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "adapters/host/vgpu_naming.h"
+#include "adapters/kubelet_naming/vgpu_naming.h"
 #include "common/temp_dir.h"
 #include "fifo_guard.h"
 #include "sim/node/fake_node.h"
@@ -71,7 +71,7 @@ TEST_F(HostMdevDiscovery, MdevPresetGivesEveryMdevWithItsTypeParentAndNuma) {
   EXPECT_THAT(found.TypeNames(), ElementsAre("GRID_A100-4C", "GRID_A100-8C"));
   EXPECT_EQ(found.devices.back().parent_bdf, "0000:bd:00.0");
   EXPECT_EQ(found.devices.back().numa_node, 1);
-  EXPECT_EQ(MdevEnvKey(found.devices.front().type_name),
+  EXPECT_EQ(kubelet_naming::MdevEnvKey(found.devices.front().type_name),
             "MDEV_PCI_RESOURCE_NVIDIA_COM_GRID_A100-4C");
 }
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "adapters/host/resource_naming.h"
+#include "adapters/kubelet_naming/resource_naming.h"
 #include "common/temp_dir.h"
 #include "unit/host/fifo_guard.h"
 
@@ -153,7 +153,7 @@ TEST(HostPciIds, DefaultSearchOrder) {
 }
 
 TEST(HostResourceNaming, NamedDevice) {
-  const ResourceNaming naming = NameResource(LoadFixture(), "2330");
+  const kubelet_naming::ResourceNaming naming = NameResource(LoadFixture(), "2330");
   EXPECT_TRUE(naming.named_by_pci_ids);
   EXPECT_EQ(naming.resource_name, "nvidia.com/GH100_H100_SXM5_80GB");
   EXPECT_EQ(naming.socket_name, "kubevirt-GH100_H100_SXM5_80GB.sock");
@@ -161,7 +161,7 @@ TEST(HostResourceNaming, NamedDevice) {
 }
 
 TEST(HostResourceNaming, UnnamedDeviceFallsBackToRawId) {
-  const ResourceNaming naming = NameResource(LoadFixture(), "20b5");
+  const kubelet_naming::ResourceNaming naming = NameResource(LoadFixture(), "20b5");
   EXPECT_FALSE(naming.named_by_pci_ids);
   EXPECT_EQ(naming.suffix, "20b5");
   EXPECT_EQ(naming.resource_name, "nvidia.com/20b5");

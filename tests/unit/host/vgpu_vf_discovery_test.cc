@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "adapters/host/pci_discovery.h"
-#include "adapters/host/vgpu_naming.h"
+#include "adapters/kubelet_naming/vgpu_naming.h"
 #include "common/temp_dir.h"
 #include "sim/node/fake_node.h"
 
@@ -66,7 +66,8 @@ TEST_F(HostVgpuVfDiscovery, PresetGivesTheConfiguredVfOfEachGpu) {
   EXPECT_EQ(found.vfs[7].parent_bdf, "0000:df:00.0");
   EXPECT_EQ(found.vfs[7].numa_node, 1);
   EXPECT_THAT(found.Profiles(), ElementsAre("NVIDIA_H100XM-80C"));
-  EXPECT_EQ(VgpuVfEnvKey(found.Profiles()[0]), "PCI_RESOURCE_NVIDIA_COM_NVIDIA_H100XM-80C");
+  EXPECT_EQ(kubelet_naming::VgpuVfEnvKey(found.Profiles()[0]),
+            "PCI_RESOURCE_NVIDIA_COM_NVIDIA_H100XM-80C");
   // The VFs are on nvidia, not VFIO: passthrough discovery does not take them.
   auto vfio = DiscoverVfioDevices(node_.sysfs_root);
   ASSERT_TRUE(vfio.ok());

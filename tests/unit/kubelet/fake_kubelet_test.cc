@@ -14,8 +14,8 @@
 #include <fstream>
 
 #include "adapters/kubelet/unix_channel.h"
-#include "podresources/v1/api.grpc.pb.h"
 #include "common/temp_dir.h"
+#include "podresources/v1/api.grpc.pb.h"
 #include "unit/kubelet/test_device_plugin.h"
 
 namespace gfp::kubelet {

@@ -5,9 +5,9 @@
 
 #include <chrono>
 
+#include "common/temp_dir.h"
 #include "sim/kubelet/fake_pod_resources.h"
 #include "sim/kubelet/pod_resources_builder.h"
-#include "common/temp_dir.h"
 
 namespace gfp::kubelet {
 namespace {

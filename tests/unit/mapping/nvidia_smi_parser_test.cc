@@ -1,11 +1,11 @@
-#include "adapters/host/nvidia_smi_parser.h"
+#include "adapters/nvidia_smi/nvidia_smi_parser.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
-namespace gfp::adapters {
+namespace gfp::adapters::nvidia_smi {
 namespace {
 
 using Mapping = std::map<std::string, std::uint32_t>;
@@ -158,4 +158,4 @@ TEST(ModuleMappingJson, SortedCanonicalOneEntryPerLine) {
 }
 
 }  // namespace
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::nvidia_smi

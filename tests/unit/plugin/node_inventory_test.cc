@@ -27,14 +27,14 @@ Result<NodeInventory> Make(adapters::PciDiscovery pci, adapters::VgpuVfDiscovery
 }
 
 TEST(NodeInventoryTest, ResourceNamingOfAnMdevType) {
-  const adapters::ResourceNaming naming = MdevResourceNaming("GRID_A100-4C");
+  const adapters::kubelet_naming::ResourceNaming naming = MdevResourceNaming("GRID_A100-4C");
   EXPECT_EQ(naming.resource_name, "nvidia.com/GRID_A100-4C");
   EXPECT_EQ(naming.socket_name, "kubevirt-GRID_A100-4C.sock");
   EXPECT_EQ(naming.env_key, "MDEV_PCI_RESOURCE_NVIDIA_COM_GRID_A100-4C");
 }
 
 TEST(NodeInventoryTest, ResourceNamingOfAVgpuProfile) {  // upstream-behaviour.md §3.2
-  const adapters::ResourceNaming naming = VgpuVfResourceNaming("NVIDIA_H100XM-80C");
+  const adapters::kubelet_naming::ResourceNaming naming = VgpuVfResourceNaming("NVIDIA_H100XM-80C");
   EXPECT_EQ(naming.resource_name, "nvidia.com/NVIDIA_H100XM-80C");
   EXPECT_EQ(naming.socket_name, "kubevirt-NVIDIA_H100XM-80C.sock");
   EXPECT_EQ(naming.env_key, "PCI_RESOURCE_NVIDIA_COM_NVIDIA_H100XM-80C");

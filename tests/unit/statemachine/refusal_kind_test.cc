@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/sm_fixtures.h"
-#include "statemachine/fm_codes.h"
+#include "fm_codes/fm_codes.h"
 #include "statemachine/recovery.h"
 
 namespace gfp::sm {

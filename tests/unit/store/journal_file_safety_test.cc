@@ -24,8 +24,8 @@ namespace {
 using testing::MakeEvents;
 using testing::OpenOrDie;
 using testing::ReadFile;
-using testing::WriteFile;
 using testing::TempDir;
+using testing::WriteFile;
 
 std::filesystem::path Wal(std::filesystem::path p) { return p += "-wal"; }
 std::filesystem::path Shm(std::filesystem::path p) { return p += "-shm"; }

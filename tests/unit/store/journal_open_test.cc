@@ -18,11 +18,11 @@ namespace {
 
 using testing::MakeEvents;
 using testing::OpenOrDie;
-using testing::ReadFile;
-using testing::WriteFile;
 using testing::RawDb;
 using testing::ReadAll;
+using testing::ReadFile;
 using testing::TempDir;
+using testing::WriteFile;
 
 unsigned Mode(const std::filesystem::path& p) {
   struct stat st {};

@@ -1,9 +1,10 @@
 // Fabric Manager return codes (fmReturn_t, reference/fabric-manager.md §2.1): the one table of
 // their numbers, names, meanings and the gfp::ErrorCode a caller treats each as. The state machine
 // reasons about a few of them; the FM adapter's ABI (adapters/fm/fm_abi.h) and the simulated FM
-// library take the numbers from here. Header-only and free of protobuf, so the simulator can use
-// it. Only FM's own meanings live here: the plugin's own outcomes (e.g. recovered as not applied)
-// are not FM codes (see FmResult.origin in events.proto).
+// library take the numbers from here. Its own library (gfp_fm_codes), so both sides depend on it
+// and neither on the other. Header-only and free of protobuf, so the simulator can use it. Only
+// FM's own meanings live here: the plugin's own outcomes (e.g. recovered as not applied) are not FM
+// codes (see FmResult.origin in events.proto).
 #pragma once
 
 #include <array>
@@ -13,7 +14,7 @@
 
 #include "common/status.h"
 
-namespace gfp::sm::fm_code {
+namespace gfp::fm_code {
 
 // Unscoped, so a value compares with the plain int an FM call returns.
 enum Value : int {
@@ -114,4 +115,10 @@ constexpr ErrorCode Category(int code) {
   return info ? info->category : ErrorCode::kInternal;
 }
 
-}  // namespace gfp::sm::fm_code
+}  // namespace gfp::fm_code
+
+// Transitional: plugin/core and fuzz/ still write sm::fm_code:: (files being reworked for issue
+// 19); remove once they write fm_code::.
+namespace gfp::sm {
+namespace fm_code = ::gfp::fm_code;
+}  // namespace gfp::sm

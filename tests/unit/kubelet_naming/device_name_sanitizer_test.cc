@@ -1,8 +1,8 @@
-#include "adapters/host/device_name_sanitizer.h"
+#include "adapters/kubelet_naming/device_name_sanitizer.h"
 
 #include <gtest/gtest.h>
 
-namespace gfp::adapters {
+namespace gfp::adapters::kubelet_naming {
 namespace {
 
 // The examples of reference/upstream-behaviour.md §1.3 (text after the device id).
@@ -46,4 +46,4 @@ TEST(HostDeviceNameSanitizer, UnicodeLikeGoStrings) {
 }
 
 }  // namespace
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::kubelet_naming

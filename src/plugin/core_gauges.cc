@@ -1,8 +1,8 @@
-#include "plugin/metrics/core_gauges.h"
+#include "plugin/core_gauges.h"
 
 #include "statemachine/free_partitions.h"
 
-namespace gfp::plugin::metrics {
+namespace gfp::plugin {
 namespace {
 
 std::uint64_t FirstDamagedSeq(PluginCore& core) {
@@ -12,10 +12,10 @@ std::uint64_t FirstDamagedSeq(PluginCore& core) {
 
 }  // namespace
 
-GaugeValues CollectGauges(PluginCore& core) {
-  GaugeValues values;
+metrics::GaugeValues CollectGauges(PluginCore& core) {
+  metrics::GaugeValues values;
   for (const auto& resource : core.inventory().resources) {
-    ResourceDeviceCount count{resource.naming.resource_name, 0, 0};
+    metrics::ResourceDeviceCount count{resource.naming.resource_name, 0, 0};
     for (const DeviceView& device : core.Devices(resource.naming.resource_name)) {
       ++(device.healthy ? count.healthy : count.unhealthy);
     }
@@ -33,9 +33,9 @@ GaugeValues CollectGauges(PluginCore& core) {
   return values;
 }
 
-ReadinessInputs CollectReadiness(PluginCore& core,
-                                 const std::vector<std::unique_ptr<ResourceServer>>& servers) {
-  ReadinessInputs inputs;
+metrics::ReadinessInputs CollectReadiness(
+    PluginCore& core, const std::vector<std::unique_ptr<ResourceServer>>& servers) {
+  metrics::ReadinessInputs inputs;
   for (const auto& server : servers) {
     if (!server->registered())
       inputs.unregistered_resources.push_back(server->naming().resource_name);
@@ -50,7 +50,7 @@ ReadinessInputs CollectReadiness(PluginCore& core,
 
 void CorePublisher::PublishIfChanged(PluginCore& core,
                                      const std::vector<std::unique_ptr<ResourceServer>>& servers) {
-  std::string not_ready = NotReadyReason(CollectReadiness(core, servers));
+  std::string not_ready = metrics::NotReadyReason(CollectReadiness(core, servers));
   if (not_ready != not_ready_ || !published_) {
     probes_.SetNotReadyReason(not_ready);
     not_ready_ = std::move(not_ready);
@@ -68,4 +68,4 @@ void CorePublisher::PublishIfChanged(PluginCore& core,
   first_damaged_seq_ = damaged;
 }
 
-}  // namespace gfp::plugin::metrics
+}  // namespace gfp::plugin

@@ -10,7 +10,7 @@
 
 #include "common/status.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::nvidia_smi {
 
 // Each "GPU 00000000:1B:00.0" block (header at column 0) must have exactly one first-level
 // "Module ID : N" line (any case, e.g. "Module Id") with N a decimal in 1..4294967295. Returns
@@ -23,4 +23,4 @@ Result<std::map<std::string, std::uint32_t>> ParseNvidiaSmiModuleIds(std::string
 // The §4.2 file: {"0000:1b:00.0": "8", ...}, one entry per line, keys sorted, newline at the end.
 std::string FormatModuleMappingJson(const std::map<std::string, std::uint32_t>& module_by_bdf);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::nvidia_smi

@@ -14,7 +14,7 @@
 
 #include "common/status.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::mapping {
 
 struct ModuleMapping {
   std::string source;                                  // the file, for messages
@@ -48,4 +48,11 @@ struct CheckedModuleMapping {
 Result<CheckedModuleMapping> LoadModuleMappingFor(const std::filesystem::path& path,
                                                   std::span<const std::string> discovered_bdfs);
 
+}  // namespace gfp::adapters::mapping
+
+// Transitional: plugin/core and build_core still write adapters::ModuleMapping (files being
+// reworked for issue 19); remove once they write adapters::mapping::.
+namespace gfp::adapters {
+using mapping::LoadModuleMappingFor;
+using mapping::ModuleMapping;
 }  // namespace gfp::adapters

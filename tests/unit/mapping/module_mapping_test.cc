@@ -1,4 +1,4 @@
-#include "adapters/host/module_mapping.h"
+#include "adapters/mapping/module_mapping.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include "sim/node/fake_node.h"
 #include "unit/host/fifo_guard.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::mapping {
 namespace {
 
 using ::testing::ElementsAre;
@@ -227,4 +227,4 @@ TEST_F(HostModuleMapping, ParseFromTextNamesTheSource) {
 }
 
 }  // namespace
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::mapping

@@ -1,9 +1,9 @@
-#include "adapters/host/device_name_sanitizer.h"
+#include "adapters/kubelet_naming/device_name_sanitizer.h"
 
 #include <cstdint>
 #include <vector>
 
-namespace gfp::adapters {
+namespace gfp::adapters::kubelet_naming {
 namespace {
 
 constexpr char32_t kReplacement = 0xFFFD;  // what Go yields for an invalid UTF-8 byte
@@ -122,4 +122,4 @@ std::string SanitizeDeviceName(std::string_view raw) {
   return out;
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::kubelet_naming

@@ -10,13 +10,13 @@
 
 #include "common/status.h"
 #include "plugin/core/plugin_core.h"
+#include "plugin/core_gauges.h"
 #include "plugin/grpc/resource_server.h"
-#include "plugin/metrics/core_gauges.h"
 #include "plugin/metrics/http_endpoint.h"
 #include "plugin/metrics/metrics_registry.h"
 #include "plugin/metrics/probe_state.h"
 
-namespace gfp::plugin::metrics {
+namespace gfp::plugin {
 
 class ServeMetrics {
  public:
@@ -26,23 +26,23 @@ class ServeMetrics {
                                                      const std::string& version,
                                                      std::chrono::milliseconds reconcile_interval);
 
-  // Hooks the core's recording points (Allocate, FM calls, drift, journal appends) to the
-  // registry. The core must not outlive this object.
+  // Makes the registry the core's observer (Allocate, FM calls, drift) and hooks the engine's
+  // journal appends to it. The core must not outlive this object.
   void Attach(PluginCore& core);
 
   // Once per serve-loop turn: the loop is alive, and gauges/readiness when they changed.
   void LoopTurned(PluginCore& core, const std::vector<std::unique_ptr<ResourceServer>>& servers);
 
-  MetricsRegistry& registry() { return registry_; }
+  metrics::MetricsRegistry& registry() { return registry_; }
   int port() const { return endpoint_ ? endpoint_->port() : 0; }
 
  private:
   ServeMetrics(const std::string& version, std::chrono::milliseconds reconcile_interval);
 
-  MetricsRegistry registry_;
-  ProbeState probes_;
+  metrics::MetricsRegistry registry_;
+  metrics::ProbeState probes_;
   CorePublisher publisher_;
-  std::unique_ptr<HttpEndpoint> endpoint_;  // last: stopped before what it reads
+  std::unique_ptr<metrics::HttpEndpoint> endpoint_;  // last: stopped before what it reads
 };
 
-}  // namespace gfp::plugin::metrics
+}  // namespace gfp::plugin

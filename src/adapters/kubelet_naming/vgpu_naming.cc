@@ -1,6 +1,6 @@
-#include "adapters/host/vgpu_naming.h"
+#include "adapters/kubelet_naming/vgpu_naming.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::kubelet_naming {
 namespace {
 
 bool IsGoRegexpSpace(char c) {
@@ -59,4 +59,4 @@ std::string VgpuVfEnvKey(std::string_view profile) {
   return ResourceNameToEnvVar("PCI_RESOURCE", "nvidia.com/" + std::string(profile));
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::kubelet_naming

@@ -1,4 +1,4 @@
-#include "adapters/host/module_mapping.h"
+#include "adapters/mapping/module_mapping.h"
 
 #include <cstddef>
 #include <exception>
@@ -9,7 +9,7 @@
 #include "adapters/host/file_reading.h"
 #include "common/text_escape.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::mapping {
 namespace {
 
 constexpr std::size_t kMaxMappingFileBytes = 1024 * 1024;
@@ -224,4 +224,4 @@ Result<CheckedModuleMapping> LoadModuleMappingFor(const std::filesystem::path& p
   return CheckedModuleMapping{std::move(mapping), std::move(warnings)};
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::mapping

@@ -1,4 +1,4 @@
-#include "adapters/host/nvidia_smi_parser.h"
+#include "adapters/nvidia_smi/nvidia_smi_parser.h"
 
 #include <cstddef>
 #include <limits>
@@ -8,7 +8,7 @@
 #include "adapters/host/bdf.h"
 #include "common/text_escape.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::nvidia_smi {
 namespace {
 
 struct Line {
@@ -174,4 +174,4 @@ std::string FormatModuleMappingJson(const std::map<std::string, std::uint32_t>& 
   return out;
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::nvidia_smi

@@ -6,10 +6,10 @@
 #include <string>
 #include <string_view>
 
-namespace gfp::adapters {
+namespace gfp::adapters::kubelet_naming {
 
 // Go: TrimSpace -> ToUpper -> "/"->"_" -> "."->"_" -> regexp `\s+`->"_" -> drop
 // `[^a-zA-Z0-9_.]+`. Input is treated as UTF-8 like Go strings (Unicode trimming, ı->I, ſ->S).
 std::string SanitizeDeviceName(std::string_view raw);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::kubelet_naming

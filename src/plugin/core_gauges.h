@@ -1,5 +1,6 @@
 // What the serve loop publishes to the metrics registry and the probes: gathered from the core
-// on the serve loop's thread (it may wait for the engine's lock behind a journal fsync; the
+// and the gRPC servers (the wiring knows both; plugin/metrics knows neither) on the serve loop's
+// thread (it may wait for the engine's lock behind a journal fsync; the
 // HTTP threads never do).
 #pragma once
 
@@ -11,25 +12,25 @@
 #include "plugin/metrics/metrics_registry.h"
 #include "plugin/metrics/probe_state.h"
 
-namespace gfp::plugin::metrics {
+namespace gfp::plugin {
 
-GaugeValues CollectGauges(PluginCore& core);
+metrics::GaugeValues CollectGauges(PluginCore& core);
 
-ReadinessInputs CollectReadiness(PluginCore& core,
-                                 const std::vector<std::unique_ptr<ResourceServer>>& servers);
+metrics::ReadinessInputs CollectReadiness(
+    PluginCore& core, const std::vector<std::unique_ptr<ResourceServer>>& servers);
 
 // Publishes gauges and readiness when something they depend on changed since the last call
 // (the core's device-view version, the journal's last seq, FM usability, journal damage).
 class CorePublisher {
  public:
-  CorePublisher(MetricsRegistry& registry, ProbeState& probes)
+  CorePublisher(metrics::MetricsRegistry& registry, metrics::ProbeState& probes)
       : registry_(registry), probes_(probes) {}
   void PublishIfChanged(PluginCore& core,
                         const std::vector<std::unique_ptr<ResourceServer>>& servers);
 
  private:
-  MetricsRegistry& registry_;
-  ProbeState& probes_;
+  metrics::MetricsRegistry& registry_;
+  metrics::ProbeState& probes_;
   bool published_ = false;
   std::uint64_t version_ = 0;
   std::uint64_t last_seq_ = 0;
@@ -37,4 +38,4 @@ class CorePublisher {
   std::string not_ready_;
 };
 
-}  // namespace gfp::plugin::metrics
+}  // namespace gfp::plugin

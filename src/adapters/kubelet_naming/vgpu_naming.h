@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace gfp::adapters {
+namespace gfp::adapters::kubelet_naming {
 
 // Go's regexp `\s+` -> "_". RE2's \s is [\t\n\f\r ] only (no \v, no Unicode spaces):
 // "GRID A100-4C" -> "GRID_A100-4C", "NVIDIA H100XM-80C" -> "NVIDIA_H100XM-80C".
@@ -24,4 +24,4 @@ std::string MdevEnvKey(std::string_view type_name);
 // "PCI_RESOURCE_NVIDIA_COM_NVIDIA_H100XM-80C" for profile "NVIDIA_H100XM-80C".
 std::string VgpuVfEnvKey(std::string_view profile);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::kubelet_naming

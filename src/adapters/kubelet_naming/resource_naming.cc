@@ -1,6 +1,6 @@
-#include "adapters/host/resource_naming.h"
+#include "adapters/kubelet_naming/resource_naming.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::kubelet_naming {
 
 std::string ResourceName(std::string_view suffix) { return "nvidia.com/" + std::string(suffix); }
 
@@ -14,16 +14,16 @@ std::string AllocationEnvKey(std::string_view suffix) {
   return key;
 }
 
-ResourceNaming NameResource(const PciIds& pci_ids, std::string_view device_id) {
+ResourceNaming NameWholeGpu(std::string_view device_id,
+                            const std::optional<std::string>& pci_name) {
   ResourceNaming naming;
   naming.device_id = std::string(device_id);
-  auto name = pci_ids.DeviceName(device_id);
-  naming.named_by_pci_ids = name.has_value();
-  naming.suffix = name ? *name : naming.device_id;
+  naming.named_by_pci_ids = pci_name.has_value();
+  naming.suffix = pci_name ? *pci_name : naming.device_id;
   naming.resource_name = ResourceName(naming.suffix);
   naming.socket_name = PluginSocketName(naming.suffix);
   naming.env_key = AllocationEnvKey(naming.suffix);
   return naming;
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::kubelet_naming

@@ -1,9 +1,9 @@
 // Names and env keys of vGPU resources, as the Go plugin and KubeVirt spell them.
-#include "adapters/host/vgpu_naming.h"
+#include "adapters/kubelet_naming/vgpu_naming.h"
 
 #include <gtest/gtest.h>
 
-namespace gfp::adapters {
+namespace gfp::adapters::kubelet_naming {
 namespace {
 
 // upstream-behaviour.md §1.4: each `\s+` -> "_", no uppercase, nothing else stripped.
@@ -47,4 +47,4 @@ TEST(HostVgpuNaming, ResourceSuffixMustBeAKubernetesQualifiedName) {
 }
 
 }  // namespace
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::kubelet_naming

@@ -1,32 +1,33 @@
-#include "plugin/metrics/serve_metrics.h"
+#include "plugin/serve_metrics.h"
 
-namespace gfp::plugin::metrics {
+namespace gfp::plugin {
 
 ServeMetrics::ServeMetrics(const std::string& version, std::chrono::milliseconds reconcile_interval)
     : registry_(version),
-      probes_(reconcile_interval, ProbeState::Steady::now()),
+      probes_(reconcile_interval, metrics::ProbeState::Steady::now()),
       publisher_(registry_, probes_) {}
 
 Result<std::unique_ptr<ServeMetrics>> ServeMetrics::Start(
     const std::string& address, const std::string& version,
     std::chrono::milliseconds reconcile_interval) {
-  GFP_ASSIGN_OR_RETURN(const MetricsAddress parsed, ParseMetricsAddress(address));
+  GFP_ASSIGN_OR_RETURN(const metrics::MetricsAddress parsed, metrics::ParseMetricsAddress(address));
   std::unique_ptr<ServeMetrics> metrics(new ServeMetrics(version, reconcile_interval));
-  GFP_ASSIGN_OR_RETURN(metrics->endpoint_,
-                       HttpEndpoint::Start(parsed, address, metrics->registry_, metrics->probes_));
+  GFP_ASSIGN_OR_RETURN(
+      metrics->endpoint_,
+      metrics::HttpEndpoint::Start(parsed, address, metrics->registry_, metrics->probes_));
   return metrics;
 }
 
 void ServeMetrics::Attach(PluginCore& core) {
-  core.SetMetrics(&registry_);
+  core.SetObserver(&registry_);
   core.engine().SetAppendObserver(
       [registry = &registry_](double seconds) { registry->RecordJournalAppend(seconds); });
 }
 
 void ServeMetrics::LoopTurned(PluginCore& core,
                               const std::vector<std::unique_ptr<ResourceServer>>& servers) {
-  probes_.LoopTurned(ProbeState::Steady::now());
+  probes_.LoopTurned(metrics::ProbeState::Steady::now());
   publisher_.PublishIfChanged(core, servers);
 }
 
-}  // namespace gfp::plugin::metrics
+}  // namespace gfp::plugin

@@ -1,14 +1,14 @@
 // Names derived from a device id for kubelet and KubeVirt, identical to the Go plugin's:
 // resource "nvidia.com/<NAME>", socket "kubevirt-<NAME>.sock", env
-// "PCI_RESOURCE_NVIDIA_COM_<NAME>" (what KubeVirt reads to find the BDFs).
+// "PCI_RESOURCE_NVIDIA_COM_<NAME>" (what KubeVirt reads to find the BDFs). Pure string code: the
+// names come from pci.ids (adapters/host/pci_ids.h, NameResource) or from sysfs (vGPU types).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
-#include "adapters/host/pci_ids.h"
-
-namespace gfp::adapters {
+namespace gfp::adapters::kubelet_naming {
 
 struct ResourceNaming {
   std::string device_id;      // "2330"
@@ -24,6 +24,7 @@ std::string PluginSocketName(std::string_view suffix);
 // Upper-cases the suffix, as Go does (matters only for a raw device id such as "20b5").
 std::string AllocationEnvKey(std::string_view suffix);
 
-ResourceNaming NameResource(const PciIds& pci_ids, std::string_view device_id);
+// A whole GPU's names: its pci.ids name (sanitized) when it has one, else its raw device id.
+ResourceNaming NameWholeGpu(std::string_view device_id, const std::optional<std::string>& pci_name);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::kubelet_naming
