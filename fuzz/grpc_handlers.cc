@@ -18,6 +18,7 @@
 #include "fm_codes/fm_codes.h"
 #include "fuzz/fuzz_support.h"
 #include "plugin/grpc/device_plugin_service.h"
+#include "fm_codes/fm_codes.h"
 #include "sim/world/deterministic_world.h"
 #include "statemachine/invariants.h"
 
