@@ -31,18 +31,6 @@ Status PrepareVgpuFabric(fmsim::FmSimControl& fm, const sim::FakeNode& node) {
 
 }  // namespace
 
-const char* FmTableFor(sim::NodePreset preset) {
-  switch (preset) {
-    case sim::NodePreset::kHgxH100:
-      return "h100";
-    case sim::NodePreset::kHgxB200:
-      return "b200";
-    case sim::NodePreset::kHgxA100x16:
-      return "a100";
-  }
-  return "h100";
-}
-
 Result<std::unique_ptr<DeterministicWorld>> DeterministicWorld::Create(
     const DeterministicOptions& options) {
   GFP_ASSIGN_OR_RETURN(sim::FakeNode node, BuildNode(options));

@@ -36,9 +36,6 @@ struct DeterministicOptions {
   bool check_invariants_after_execute = false;
 };
 
-// The FM table name for a node preset ("h100", "a100", "b200").
-const char* FmTableFor(sim::NodePreset preset);
-
 class DeterministicWorld {
  public:
   static Result<std::unique_ptr<DeterministicWorld>> Create(const DeterministicOptions& options);

@@ -16,18 +16,6 @@ const std::vector<std::string> kPluginEnv = {"ENABLE_FABRIC_MANAGER", "FABRIC_MA
                                              "GPU_FABRIC_JOURNAL",    "GPU_FABRIC_NODE_LABELS_FILE",
                                              "GPU_FABRIC_LOG_FORMAT", "GPU_FABRIC_METRICS_ADDRESS"};
 
-std::string TableOf(sim::NodePreset preset) {
-  switch (preset) {
-    case sim::NodePreset::kHgxB200:
-      return "b200";
-    case sim::NodePreset::kHgxA100x16:
-      return "a100";
-    case sim::NodePreset::kHgxH100:
-      break;
-  }
-  return "h100";
-}
-
 // The Go plugin's sanitized pci.ids names of the presets' GPUs.
 std::string NameOf(sim::NodePreset preset) {
   switch (preset) {
@@ -97,7 +85,7 @@ void ServeFixture::Prepare(const ServeSetup& setup) {
     auto node = sim::BuildFakeNode(dir() / "node", spec);
     ASSERT_TRUE(node.ok()) << node.status().message();
     node_ = std::move(node).value();
-    fm_table_ = TableOf(setup.preset);
+    fm_table_ = simworld::FmTableFor(setup.preset);
     resource_ = "nvidia.com/" + NameOf(setup.preset);
     env_key_ = "PCI_RESOURCE_NVIDIA_COM_" + NameOf(setup.preset);
   }
@@ -164,10 +152,12 @@ simworld::ServeSetup ServeFixture::WorldSetup() const {
 
 std::vector<std::string> ServeFixture::ServeArgs(
     const std::map<std::string, std::string>& overrides) const {
-  // The setup's own spellings of the durations and the log level, then the test's overrides.
+  // The setup's own spellings of the durations and the log level, the journal a test may have
+  // moved (journal_), then the test's overrides.
   std::map<std::string, std::string> flags = {{"--reconcile-interval", setup_.reconcile_interval},
                                               {"--release-grace", setup_.release_grace},
-                                              {"--log-level", setup_.log_level}};
+                                              {"--log-level", setup_.log_level},
+                                              {"--journal", journal_.string()}};
   for (const auto& [name, value] : overrides) flags[name] = value;
   return simworld::ServeArgs(WorldSetup(), node_, flags);
 }

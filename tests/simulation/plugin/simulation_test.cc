@@ -63,8 +63,8 @@ namespace {
 // 187: a failed drift repair that was never retried (fixed in DecideFabricState).
 // 10241, 10294, 10389: a re-activation whose reply came too late (or was lost) took effect and
 // was adopted without an owner (fixed: DriftDetected.owner_allocation_id).
-// 20029: the same with vGPU VFs (fixed: DriftDetected.vf_bdfs, the owner's list).
-constexpr std::uint64_t kDefaultSeeds[] = {1, 2, 3, 4, 5, 6, 187, 10241, 10294, 10389, 20029};
+// 20029, 20986: the same with vGPU VFs (fixed: DriftDetected.vf_bdfs, the owner's list).
+constexpr std::uint64_t kDefaultSeeds[] = {1, 2, 3, 4, 5, 6, 187, 10241, 10294, 10389, 20029, 20986};
 // The default run: the seeds above, then 1000 + i up to this many, each run twice.
 // Sanitizer builds (ASan+UBSan, TSan: 5-10x slower) look for memory errors and races on the same
 // paths with fewer seeds; the release build's run carries the full count.
