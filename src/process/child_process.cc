@@ -209,7 +209,7 @@ bool ChildProcess::WaitForLog(const std::string& needle, std::chrono::millisecon
       timeout, std::chrono::milliseconds(20));
 }
 
-Result<CommandResult> RunCommand(ProcessOptions options, std::chrono::milliseconds timeout) {
+Result<CommandResult> RunCommand(const ProcessOptions& options, std::chrono::milliseconds timeout) {
   std::error_code ignored;
   std::filesystem::remove(options.log_path, ignored);
   GFP_ASSIGN_OR_RETURN(auto process, ChildProcess::Start(options));

@@ -91,7 +91,7 @@ struct CommandResult {
   std::string output;  // stdout and stderr, interleaved
   std::string command_line;
 };
-Result<CommandResult> RunCommand(ProcessOptions options,
+Result<CommandResult> RunCommand(const ProcessOptions& options,
                                  std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 // Polls `condition` every `period` until it holds (true) or `timeout` passes (false).
