@@ -22,7 +22,7 @@ std::string Describe(const std::string& tag, const SeqTimes& expected, const Seq
                      std::uint64_t* bad_seq) {
   std::size_t i = 0;
   while (i < expected.size() && i < stored.size() && expected[i] == stored[i]) ++i;
-  const std::string where = "the index of subject " + tag + " disagrees with the events";
+  std::string where = "the index of subject " + tag + " disagrees with the events";
   if (i < expected.size() && (i == stored.size() || expected[i].first < stored[i].first)) {
     *bad_seq = expected[i].first;
     return where + ": event seq " + std::to_string(*bad_seq) + " names it but has no index row";

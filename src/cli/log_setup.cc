@@ -20,7 +20,8 @@ std::atomic<LogFormat> g_format{LogFormat::kText};
 std::shared_ptr<spdlog::logger>* g_grpc_logger = nullptr;
 std::shared_ptr<spdlog::logger>* g_protobuf_logger = nullptr;
 
-std::shared_ptr<spdlog::logger>* LeakedLogger(const std::string& name, spdlog::sink_ptr sink) {
+std::shared_ptr<spdlog::logger>* LeakedLogger(const std::string& name,
+                                              const spdlog::sink_ptr& sink) {
   auto* logger = new std::shared_ptr<spdlog::logger>(std::make_shared<spdlog::logger>(name, sink));
   spdlog::drop(name);
   spdlog::register_logger(*logger);  // so that spdlog::set_level and set_formatter reach it

@@ -12,7 +12,9 @@
 #include "cli/module_mapping_command.h"
 #include "cli/serve_command.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int Main(int argc, char** argv) {
   // Nothing here writes stdout through C stdio, so std::cout keeps its own buffer (the journal
   // verbs print up to millions of lines).
   std::ios::sync_with_stdio(false);
@@ -46,4 +48,18 @@ int main(int argc, char** argv) {
     return e.get_exit_code();
   }
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Errors are values; an exception reaching here is a bug: say so instead of aborting silently.
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "gpu-fabric-plugin: unexpected exception: " << e.what() << '\n';
+  } catch (...) {
+    std::cerr << "gpu-fabric-plugin: unexpected exception\n";
+  }
+  return 70;  // EX_SOFTWARE
 }

@@ -15,13 +15,13 @@ std::string Flag(const std::string& name, const std::filesystem::path& value) {
 }
 
 Status CheckRegularFileFlag(const std::string& name, const std::filesystem::path& value) {
-  const Status status = adapters::CheckIsRegularFile(value);
+  Status status = adapters::CheckIsRegularFile(value);
   if (status.ok()) return status;
   return Status(status.code(), Flag(name, value) + " " + status.message());
 }
 
 Status CheckDirectoryFlag(const std::string& name, const std::filesystem::path& value) {
-  const Status status = adapters::CheckIsDirectory(value);
+  Status status = adapters::CheckIsDirectory(value);
   if (status.ok()) return status;
   return Status(status.code(), Flag(name, value) + " " + status.message());
 }
@@ -35,7 +35,7 @@ Status CheckJournalFlag(const std::filesystem::path& journal) {
   std::error_code ignored;
   auto parent = std::filesystem::absolute(journal, ignored).parent_path();
   while (true) {
-    const Status status = adapters::CheckIsDirectory(parent);
+    Status status = adapters::CheckIsDirectory(parent);
     if (status.ok()) return status;
     if (status.code() != ErrorCode::kNotFound) {
       return Status(status.code(), Flag("journal", journal) + ": " +
@@ -75,7 +75,7 @@ Status CheckNodeLabelsFileFlag(const plugin::ServeConfig& config) {
       return InvalidArgument(flag + " is the journal's own file (--journal)");
     }
   }
-  const Status status = plugin::CheckNodeLabelsPath(config.node_labels_file);
+  Status status = plugin::CheckNodeLabelsPath(config.node_labels_file);
   if (status.ok()) return status;
   const bool colon = status.message().rfind(':', 0) == 0;
   return Status(status.code(), flag + (colon ? "" : " ") + status.message());

@@ -107,7 +107,9 @@ class [[nodiscard]] Result {
 // Declares `lhs` from a Result's value, or returns its Status.
 #define GFP_ASSIGN_OR_RETURN(lhs, expr) \
   GFP_ASSIGN_OR_RETURN_IMPL(GFP_CONCAT(gfp_result_, __LINE__), lhs, expr)
+// NOLINTBEGIN(bugprone-macro-parentheses): `tmp` and `lhs` are names being declared.
 #define GFP_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                              \
   if (!tmp.ok()) return tmp.status();             \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)

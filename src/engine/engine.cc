@@ -89,14 +89,14 @@ Result<std::unique_ptr<Engine>> Engine::Open(const std::filesystem::path& path,
                     std::to_string(state.last_seq) + ": " + broken.message());
   }
   return std::unique_ptr<Engine>(
-      new Engine(std::move(journal), std::move(state), options, std::move(report)));
+      new Engine(std::move(journal), std::move(state), std::move(options), std::move(report)));
 }
 
 Engine::Engine(std::unique_ptr<store::Journal> journal, sm::State state, EngineOptions options,
                RecoveryReport recovery)
     : journal_(std::move(journal)),
       state_(std::move(state)),
-      options_(options),
+      options_(std::move(options)),
       recovery_(std::move(recovery)),
       last_snapshot_seq_(recovery_.snapshot_seq) {}
 

@@ -147,7 +147,7 @@ bool ChildProcess::WaitForLog(const std::string& needle, std::chrono::millisecon
       timeout, std::chrono::milliseconds(20));
 }
 
-Result<CommandResult> RunCommand(ProcessOptions options, std::chrono::milliseconds timeout) {
+Result<CommandResult> RunCommand(const ProcessOptions& options, std::chrono::milliseconds timeout) {
   // Only this run's output; a device (/dev/null) is left alone.
   for (const auto& path : {options.log_path, options.stdout_path}) {
     std::error_code ignored;

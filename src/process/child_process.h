@@ -109,7 +109,7 @@ struct CommandResult {
   std::string stdout_text;  // what went to stdout_path, when that is a regular file
   std::string command_line;
 };
-Result<CommandResult> RunCommand(ProcessOptions options,
+Result<CommandResult> RunCommand(const ProcessOptions& options,
                                  std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 // Polls `condition` every `period` until it holds (true) or `timeout` passes (false).

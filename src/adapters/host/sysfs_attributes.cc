@@ -39,9 +39,7 @@ std::optional<std::string> ParseHexIdAttribute(std::string_view content) {
   if (s.size() != 4) return std::nullopt;
   std::string id;
   for (char c : s) {
-    if (c >= '0' && c <= '9') {
-      id += c;
-    } else if (c >= 'a' && c <= 'f') {
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) {
       id += c;
     } else if (c >= 'A' && c <= 'F') {
       id += static_cast<char>(c - 'A' + 'a');

@@ -96,8 +96,9 @@ bool NodeInventory::Has(sm::DeviceKind kind) const {
                      [&](const ResourceDevices& r) { return r.kind == kind; });
 }
 
-Result<NodeInventory> MakeInventory(adapters::PciDiscovery passthrough,
-                                    adapters::VgpuVfDiscovery vfs, adapters::MdevDiscovery mdevs,
+Result<NodeInventory> MakeInventory(const adapters::PciDiscovery& passthrough,
+                                    const adapters::VgpuVfDiscovery& vfs,
+                                    const adapters::MdevDiscovery& mdevs,
                                     adapters::EgmDiscovery egms, const adapters::PciIds& pci_ids) {
   NodeInventory inventory;
   // Keyed by resource name and what names it, so that two sources of one name stay apart and
@@ -141,8 +142,7 @@ Result<NodeInventory> ScanNode(const std::filesystem::path& sysfs_root,
   GFP_ASSIGN_OR_RETURN(auto vfs, adapters::DiscoverVgpuVfs(sysfs_root));
   GFP_ASSIGN_OR_RETURN(auto mdevs, adapters::DiscoverMdevDevices(sysfs_root));
   GFP_ASSIGN_OR_RETURN(auto egms, adapters::DiscoverEgmDevices(sysfs_root, dev_root));
-  return MakeInventory(std::move(passthrough), std::move(vfs), std::move(mdevs), std::move(egms),
-                       pci_ids);
+  return MakeInventory(passthrough, vfs, mdevs, std::move(egms), pci_ids);
 }
 
 Status CheckOneFabricMode(const NodeInventory& inventory) {

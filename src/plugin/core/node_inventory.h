@@ -67,8 +67,9 @@ Result<NodeInventory> ScanNode(const std::filesystem::path& sysfs_root,
 
 // Builds the inventory from discovery results (ScanNode's second half, testable without sysfs).
 // Fails when two resources would share a name (and so a socket).
-Result<NodeInventory> MakeInventory(adapters::PciDiscovery passthrough,
-                                    adapters::VgpuVfDiscovery vfs, adapters::MdevDiscovery mdevs,
+Result<NodeInventory> MakeInventory(const adapters::PciDiscovery& passthrough,
+                                    const adapters::VgpuVfDiscovery& vfs,
+                                    const adapters::MdevDiscovery& mdevs,
                                     adapters::EgmDiscovery egms, const adapters::PciIds& pci_ids);
 
 // Fabric Manager runs in one mode per node: FABRIC_MODE=1 activates whole GPUs, FABRIC_MODE=2
