@@ -1,16 +1,17 @@
 // Fuzz target: the kubelet-facing device-plugin handlers with random requests. One PluginCore is
 // built as `serve` builds it (plugin::BuildCore, from serve's command line) in the deterministic
 // simulation's world (sim/world: a fake H100 node, the in-memory Fabric Manager behind the core's
-// FabricPort, a manual clock), journal on tmpfs. Each input's first byte picks a handler (bits 0-1), a Fabric Manager
-// fault injected before the call (bits 2-4, with the FM code in bits 5-6) and whether the service
-// serves the node's real resource or one it does not have (bit 7); the rest is parsed as that
-// handler's request protobuf and handed to the real DevicePluginService in-process. Afterwards the
-// fault is cleared, FM re-synced, and an empty PodResources view reconciled twice, so every
-// allocation is released and the next input starts from a free node; the state must then pass
-// the invariant check. The world is rebuilt every kRebuildEvery inputs to keep the journal small.
+// FabricPort, a manual clock), journal on tmpfs. Each input's first byte picks a handler (bits
+// 0-1), a Fabric Manager fault injected before the call (bits 2-4, with the FM code in bits 5-6)
+// and whether the service serves the node's real resource or one it does not have (bit 7); the rest
+// is parsed as that handler's request protobuf and handed to the real DevicePluginService
+// in-process. Afterwards the fault is cleared, FM re-synced, and an empty PodResources view
+// reconciled twice, so every allocation is released and the next input starts from a free node; the
+// state must then pass the invariant check. The world is rebuilt every kRebuildEvery inputs to keep
+// the journal small.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -18,15 +19,14 @@
 #include "fm_codes/fm_codes.h"
 #include "fuzz/fuzz_support.h"
 #include "plugin/grpc/device_plugin_service.h"
-#include "fm_codes/fm_codes.h"
 #include "sim/world/deterministic_world.h"
 #include "statemachine/invariants.h"
 
 namespace {
 
 constexpr int kRebuildEvery = 2000;
-constexpr int kFaultCodes[] = {gfp::sm::fm_code::kTimeout, gfp::sm::fm_code::kInUse,
-                               gfp::sm::fm_code::kGenericError, gfp::sm::fm_code::kNvlinkError};
+constexpr int kFaultCodes[] = {gfp::fm_code::kTimeout, gfp::fm_code::kInUse,
+                               gfp::fm_code::kGenericError, gfp::fm_code::kNvlinkError};
 
 class World {
  public:
@@ -38,8 +38,10 @@ class World {
     auto world = gfp::simworld::DeterministicWorld::Create(options);
     if (!world.ok() || !(*world)->StartPlugin().ok()) std::abort();
     world_ = std::move(world).value();
-    served_ = std::make_unique<gfp::plugin::DevicePluginService>(world_->core(), world_->resource());
-    unknown_ = std::make_unique<gfp::plugin::DevicePluginService>(world_->core(), "nvidia.com/none");
+    served_ =
+        std::make_unique<gfp::plugin::DevicePluginService>(world_->core(), world_->resource());
+    unknown_ =
+        std::make_unique<gfp::plugin::DevicePluginService>(world_->core(), "nvidia.com/none");
   }
 
   void Run(std::uint8_t selector, const std::string& request) {

@@ -10,8 +10,8 @@
 #include "adapters/kubelet/grpc_lifetime.h"
 #include "cli/journal_command.h"
 #include "cli/private_files.h"
-#include "sim/world/process_world.h"
 #include "common/strings.h"
+#include "sim/world/process_world.h"
 
 namespace gfp::simdemo {
 namespace {
@@ -221,8 +221,8 @@ Result<std::filesystem::path> WorldDir(const DemoFlags& flags) {
 int RunDemo(const DemoFlags& flags) {
   kubelet::KeepGrpcInitialized();
   // Before anything is created: without the library there is no demo.
-  auto library = cli::FindPrivateFile(cli::kSimLibrary, flags.fm_library,
-                                      process::SelfExecutable(), GFP_SIM_FM_LIBRARY);
+  auto library = cli::FindPrivateFile(cli::kSimLibrary, flags.fm_library, process::SelfExecutable(),
+                                      GFP_SIM_FM_LIBRARY);
   if (!library.ok()) {
     std::cerr << "error: " << library.status().message() << "\n";
     return 1;

@@ -37,7 +37,9 @@ class FmSimControl {
   // calls arrive through sim/world's in-memory FabricPort. state_path() is empty.
   static Result<FmSimControl> InMemory(std::string_view table);
   // Over a store the caller made (e.g. a MemoryStateStore it also serves calls from).
-  static FmSimControl Over(std::shared_ptr<FmStateStore> store) { return FmSimControl("", std::move(store)); }
+  static FmSimControl Over(std::shared_ptr<FmStateStore> store) {
+    return FmSimControl("", std::move(store));
+  }
 
   const std::string& state_path() const { return path_; }
   // Where the state lives (the file, or memory for InMemory).

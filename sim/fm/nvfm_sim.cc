@@ -466,8 +466,7 @@ FM_SIM_EXPORT abi::fmReturn_t fmSetActivatedFabricPartitions(
     }
     SIM_RETURN_IF_NOT_OK(c.CheckHandle(handle));
     // More ids than the struct holds: one too many is enough for the model to refuse them.
-    const unsigned count =
-        std::min<unsigned>(list->numPartitions, abi::kMaxFabricPartitions);
+    const unsigned count = std::min<unsigned>(list->numPartitions, abi::kMaxFabricPartitions);
     std::vector<std::uint32_t> ids(list->partitionIds, list->partitionIds + count);
     if (list->numPartitions > abi::kMaxFabricPartitions) ids.push_back(0);
     return sim::ModelSetActivated(c, std::move(ids));

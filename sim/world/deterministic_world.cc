@@ -66,8 +66,9 @@ Status DeterministicWorld::StartPlugin() {
     overrides.engine.check_invariants_after_execute = true;
   }
   const int process = static_cast<int>(starts_ + 1);
-  overrides.fabric = [this, process](const plugin::ServeConfig& config)
-      -> Result<std::unique_ptr<plugin::FabricPort>> {
+  overrides.fabric =
+      [this,
+       process](const plugin::ServeConfig& config) -> Result<std::unique_ptr<plugin::FabricPort>> {
     return std::unique_ptr<plugin::FabricPort>(std::make_unique<InMemoryFabricPort>(
         *fm_, config.fm_address, config.fm_call_deadline, process));
   };

@@ -35,14 +35,15 @@ FmCallOutcome InMemoryFm::Serve(const FmCall& call, int caller) {
 int InMemoryFm::CarryOut(const FmCall& call, int caller, bool may_crash) {
   fmsim::SimState& state = store_->state();
   auto table = fmsim::FindTable(state.table);
-  if (!table.ok()) return abi::kGenericError;  // Create checked it; the control API cannot change it
+  if (!table.ok())
+    return abi::kGenericError;  // Create checked it; the control API cannot change it
   fmsim::FabricCall c{call.function, state, **table, {}};
   if (may_crash && fmsim::TakeCrash(c, fmsim::CrashPoint::kBefore, 0)) {
     throw ProcessDied{call.function, fmsim::CrashPoint::kBefore};
   }
   // A handle made before FM dropped its connections, or while FM is away, is stale.
-  const bool stale = call.handle_generation &&
-                     (*call.handle_generation != state.generation || state.unreachable);
+  const bool stale =
+      call.handle_generation && (*call.handle_generation != state.generation || state.unreachable);
   const int done = stale ? abi::kConnectionNotValid : call.body(c);
   const int code = fmsim::LoseReplyIfArmed(c, done);
   const bool crash_after = may_crash && fmsim::TakeCrash(c, fmsim::CrashPoint::kAfter, 0);

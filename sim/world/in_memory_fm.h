@@ -40,8 +40,8 @@ struct ProcessDied {
 // One SDK call as the port makes it.
 struct FmCall {
   const char* function = "";
-  std::string args;               // as the call log records it
-  std::vector<std::string> vfs;   // fmActivateFabricPartitionWithVFs only
+  std::string args;              // as the call log records it
+  std::vector<std::string> vfs;  // fmActivateFabricPartitionWithVFs only
   // The generation of the caller's connection; nullopt for fmConnect (no handle yet).
   std::optional<std::uint64_t> handle_generation;
   std::function<int(fmsim::FabricCall&)> body;  // the daemon's side (fabric_model.h)

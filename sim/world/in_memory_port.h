@@ -38,8 +38,7 @@ class InMemoryFabricPort final : public plugin::FabricPort {
   // One call on the current connection: late, "not attempted", or FM's code.
   fm::FmStatus RunCall(const std::string& what, FmCall call, const fm::Hint& hint);
   // (Re)connects first when needed, and again after CONNECTION_NOT_VALID, up to 3 times.
-  fm::FmStatus CallWithReconnect(const std::string& what, const FmCall& call,
-                                 const fm::Hint& hint);
+  fm::FmStatus CallWithReconnect(const std::string& what, const FmCall& call, const fm::Hint& hint);
   bool waiting_for_late_call() const;
 
   fm::FmStatus Activate(std::uint32_t id);

@@ -26,10 +26,10 @@ Result<std::unique_ptr<ProcessWorld>> ProcessWorld::Create(ProcessWorldOptions o
   if (ec) return Internal("cannot create " + options.dir.string() + ": " + ec.message());
   GFP_ASSIGN_OR_RETURN(sim::FakeNode node,
                        sim::BuildFakeNode(options.dir / "node", sim::FakeNodeSpec{}));
-  GFP_ASSIGN_OR_RETURN(
-      fmsim::FmSimControl fabric,
-      fmsim::FmSimControl::Create(SetupFor(options).fm_state().string(), "h100"));
-  std::unique_ptr<ProcessWorld> world(new ProcessWorld(std::move(options), std::move(node), fabric));
+  GFP_ASSIGN_OR_RETURN(fmsim::FmSimControl fabric,
+                       fmsim::FmSimControl::Create(SetupFor(options).fm_state().string(), "h100"));
+  std::unique_ptr<ProcessWorld> world(
+      new ProcessWorld(std::move(options), std::move(node), fabric));
   kubelet::FakeKubeletOptions k;
   k.device_plugin_dir = world->setup_.device_plugin_dir();
   k.pod_resources_socket = world->setup_.pod_resources_socket();
@@ -86,7 +86,7 @@ Result<int> ProcessWorld::StopPlugin() {
 }
 
 Status ProcessWorld::Eventually(const std::function<Status()>& check,
-                             std::chrono::milliseconds timeout) {
+                                std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   Status last = check();
   while (!last.ok() && std::chrono::steady_clock::now() < deadline) {
@@ -140,7 +140,8 @@ Status ProcessWorld::FabricMatchesJournal() const {
   return Status::Ok();
 }
 
-Result<sm::PartitionId> ProcessWorld::PartitionHolding(const std::vector<std::string>& devices) const {
+Result<sm::PartitionId> ProcessWorld::PartitionHolding(
+    const std::vector<std::string>& devices) const {
   GFP_ASSIGN_OR_RETURN(sm::State state, JournalState());
   auto pid = sm::PartitionWithExactDevices(state, devices);
   const std::string list = Join(devices);

@@ -45,7 +45,8 @@ std::vector<std::string> ServeArgs(const ServeSetup& setup, const sim::FakeNode&
       {"--log-level", setup.log_level},
   };
   for (const auto& [name, value] : overrides) {
-    auto it = std::find_if(flags.begin(), flags.end(), [&](const auto& f) { return f.first == name; });
+    auto it =
+        std::find_if(flags.begin(), flags.end(), [&](const auto& f) { return f.first == name; });
     if (it == flags.end()) {
       flags.emplace_back(name, value);
     } else {

@@ -36,7 +36,9 @@ struct ServeSetup {
   // Where each part lives under `dir`.
   std::filesystem::path journal() const { return dir / "journal" / "journal.db"; }
   std::filesystem::path device_plugin_dir() const { return dir / "device-plugins"; }
-  std::filesystem::path pod_resources_socket() const { return dir / "pod-resources" / "kubelet.sock"; }
+  std::filesystem::path pod_resources_socket() const {
+    return dir / "pod-resources" / "kubelet.sock";
+  }
   std::filesystem::path fm_state() const {
     return fm_state_file.empty() ? dir / "fabric-manager.state" : fm_state_file;
   }
@@ -50,8 +52,9 @@ std::vector<std::string> ServeArgs(const ServeSetup& setup, const sim::FakeNode&
 
 // What `serve ServeArgs(...)` would run with, through serve's own flag parser and start-up
 // checks: for a world that runs the core or the service in-process.
-Result<plugin::ServeConfig> ServeConfigFor(const ServeSetup& setup, const sim::FakeNode& node,
-                                           const std::map<std::string, std::string>& overrides = {});
+Result<plugin::ServeConfig> ServeConfigFor(
+    const ServeSetup& setup, const sim::FakeNode& node,
+    const std::map<std::string, std::string>& overrides = {});
 
 // The environment `serve` needs in a world: where the simulated FM keeps its state, the node.
 std::map<std::string, std::string> ServeEnv(const ServeSetup& setup, const std::string& node_name);

@@ -116,9 +116,3 @@ constexpr ErrorCode Category(int code) {
 }
 
 }  // namespace gfp::fm_code
-
-// Transitional: plugin/core and fuzz/ still write sm::fm_code:: (files being reworked for issue
-// 19); remove once they write fm_code::.
-namespace gfp::sm {
-namespace fm_code = ::gfp::fm_code;
-}  // namespace gfp::sm

@@ -64,12 +64,12 @@ Result<std::unique_ptr<PluginCore>> BuildCore(const ServeConfig& config, const s
         config.sysfs_root.string());
   }
 
-  std::optional<adapters::ModuleMapping> mapping;
+  std::optional<adapters::mapping::ModuleMapping> mapping;
   std::unique_ptr<FabricPort> fabric;
   if (config.fabric_manager) {
     GFP_RETURN_IF_ERROR(CheckOneFabricMode(inventory));
-    GFP_ASSIGN_OR_RETURN(auto checked, adapters::LoadModuleMappingFor(config.pci_module_mapping,
-                                                                      inventory.FabricGpuBdfs()));
+    GFP_ASSIGN_OR_RETURN(auto checked, adapters::mapping::LoadModuleMappingFor(
+                                           config.pci_module_mapping, inventory.FabricGpuBdfs()));
     for (const auto& warning : checked.warnings) spdlog::warn("{}", warning);
     mapping = std::move(checked.mapping);
     GFP_ASSIGN_OR_RETURN(fabric, MakeFabricPort(config, overrides));

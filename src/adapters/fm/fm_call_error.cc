@@ -90,10 +90,10 @@ std::string ConnectHint(int code) {
 }
 
 FmError DeadlineError(const std::string& what, std::chrono::milliseconds deadline) {
-  return MakeError(what, abi::kTimeout,
-                   "no reply within " + std::to_string(deadline.count()) +
-                       " ms; connection marked broken",
-                   false);
+  return MakeError(
+      what, abi::kTimeout,
+      "no reply within " + std::to_string(deadline.count()) + " ms; connection marked broken",
+      false);
 }
 
 FmError BusyError(const std::string& what) {

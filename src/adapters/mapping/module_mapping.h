@@ -49,10 +49,3 @@ Result<CheckedModuleMapping> LoadModuleMappingFor(const std::filesystem::path& p
                                                   std::span<const std::string> discovered_bdfs);
 
 }  // namespace gfp::adapters::mapping
-
-// Transitional: plugin/core and build_core still write adapters::ModuleMapping (files being
-// reworked for issue 19); remove once they write adapters::mapping::.
-namespace gfp::adapters {
-using mapping::LoadModuleMappingFor;
-using mapping::ModuleMapping;
-}  // namespace gfp::adapters

@@ -13,7 +13,7 @@ namespace gfp::plugin {
 
 FabricSync::FabricSync(engine::Engine& engine, FabricPort* fabric, SagaRunner& sagas,
                        ChangeCounter& changes, const Clock& clock,
-                       const std::optional<adapters::ModuleMapping>& mapping)
+                       const std::optional<adapters::mapping::ModuleMapping>& mapping)
     : engine_(engine),
       fabric_(fabric),
       sagas_(sagas),
@@ -72,7 +72,7 @@ bool FabricSync::SyncOnce(bool pod_holders_known, const std::vector<sm::Allocati
 
 bool FabricSync::ResyncIfWaiting(Result<std::vector<events::Partition>>& partitions,
                                  events::FmResult& failure) {
-  if (partitions.ok() || failure.code() != sm::fm_code::kNotConfigured) return true;
+  if (partitions.ok() || failure.code() != fm_code::kNotConfigured) return true;
   // FM is starting, or restarted in resiliency mode and waits for the active set.
   RecordConnection(true, "", {});
   auto resync = sagas_.Run(sm::ResyncFabricManager{clock_()});

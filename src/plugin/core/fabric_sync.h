@@ -25,7 +25,7 @@ class FabricSync {
  public:
   // `fabric` is null without --fabric-manager: Sync is then a no-op that returns true.
   FabricSync(engine::Engine& engine, FabricPort* fabric, SagaRunner& sagas, ChangeCounter& changes,
-             const Clock& clock, const std::optional<adapters::ModuleMapping>& mapping);
+             const Clock& clock, const std::optional<adapters::mapping::ModuleMapping>& mapping);
 
   // One sync; returns (and publishes) whether FM is usable. With `pod_holders_known` (a
   // reconciliation pass), `held` are the allocations whose devices a pod holds, so a partition
@@ -56,7 +56,7 @@ class FabricSync {
   SagaRunner& sagas_;
   ChangeCounter& changes_;
   const Clock& clock_;
-  const std::optional<adapters::ModuleMapping>& mapping_;
+  const std::optional<adapters::mapping::ModuleMapping>& mapping_;
 
   std::atomic<bool> usable_{false};
   mutable std::mutex problem_mu_;

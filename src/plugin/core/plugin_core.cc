@@ -40,7 +40,8 @@ sm::Micros SystemClock() {
 }
 
 PluginCore::PluginCore(ServeConfig config, std::unique_ptr<engine::Engine> engine,
-                       NodeInventory inventory, std::optional<adapters::ModuleMapping> mapping,
+                       NodeInventory inventory,
+                       std::optional<adapters::mapping::ModuleMapping> mapping,
                        std::unique_ptr<FabricPort> fabric, Clock clock)
     : config_(std::move(config)),
       engine_(std::move(engine)),

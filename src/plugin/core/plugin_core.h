@@ -54,8 +54,8 @@ struct ContainerAllocation {
 class PluginCore {
  public:
   PluginCore(ServeConfig config, std::unique_ptr<engine::Engine> engine, NodeInventory inventory,
-             std::optional<adapters::ModuleMapping> mapping, std::unique_ptr<FabricPort> fabric,
-             Clock clock = SystemClock);
+             std::optional<adapters::mapping::ModuleMapping> mapping,
+             std::unique_ptr<FabricPort> fabric, Clock clock = SystemClock);
 
   // Journals the start, the inventory and the module mapping.
   Status Start(const std::string& version);
@@ -139,7 +139,7 @@ class PluginCore {
   const ServeConfig config_;
   std::unique_ptr<engine::Engine> engine_;
   const NodeInventory inventory_;
-  const std::optional<adapters::ModuleMapping> mapping_;
+  const std::optional<adapters::mapping::ModuleMapping> mapping_;
   std::unique_ptr<FabricPort> fabric_;
   const Clock clock_;
   std::atomic<CoreObserver*> observer_{nullptr};

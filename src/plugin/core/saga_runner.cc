@@ -98,8 +98,8 @@ events::FmResult SagaRunner::Carry(const sm::Effect& effect, ScopedLogContext& e
                                    SagaResult& result) {
   events::FmResult outcome;
   if (!fabric_) {
-    outcome.set_code(sm::fm_code::kNotSupported);
-    outcome.set_name(sm::fm_code::Name(sm::fm_code::kNotSupported));
+    outcome.set_code(fm_code::kNotSupported);
+    outcome.set_name(fm_code::Name(fm_code::kNotSupported));
     outcome.set_message("Fabric Manager management is disabled");
     effect_scope.FmCode(outcome.name());
     return outcome;
@@ -111,7 +111,7 @@ events::FmResult SagaRunner::Carry(const sm::Effect& effect, ScopedLogContext& e
   spdlog::debug("Fabric Manager {} {}: {} in {:.1f} ms", EffectName(effect.kind),
                 EffectTarget(effect), FmOutcomeText(outcome), MillisSince(started));
   result.fm_in_use |=
-      effect.kind == sm::Effect::Kind::kActivatePartition && outcome.code() == sm::fm_code::kInUse;
+      effect.kind == sm::Effect::Kind::kActivatePartition && outcome.code() == fm_code::kInUse;
   return outcome;
 }
 

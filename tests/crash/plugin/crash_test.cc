@@ -36,11 +36,11 @@
 #include <set>
 #include <thread>
 
-#include "sim/world/process_world.h"
 #include "cli/journal_command.h"
 #include "common/strings.h"
 #include "common/temp_dir.h"
 #include "process/child_process.h"
+#include "sim/world/process_world.h"
 
 namespace gfp::cli {
 namespace {

@@ -35,9 +35,8 @@ class JournalFailureTest : public ServeFixture {
 
   std::unique_ptr<plugin::Service> CreateService() {
     ::setenv("NVFM_SIM_STATE", fm_state_.c_str(), 1);
-    auto config = simworld::ServeConfigFor(WorldSetup(), node_,
-                                           {{"--reconcile-interval", "100ms"},
-                                            {"--release-grace", "300ms"}});
+    auto config = simworld::ServeConfigFor(
+        WorldSetup(), node_, {{"--reconcile-interval", "100ms"}, {"--release-grace", "300ms"}});
     EXPECT_TRUE(config.ok()) << config.status().message();
     if (!config.ok()) return nullptr;
     const plugin::ServeConfig& c = *config;

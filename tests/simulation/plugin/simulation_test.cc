@@ -53,9 +53,9 @@
 #include "common/temp_dir.h"
 #include "engine/engine.h"
 #include "sim/world/deterministic_world.h"
-#include "store/hash_chain.h"
 #include "statemachine/invariants.h"
 #include "statemachine/state.h"
+#include "store/hash_chain.h"
 
 namespace gfp::simtest {
 namespace {
@@ -64,7 +64,8 @@ namespace {
 // 10241, 10294, 10389: a re-activation whose reply came too late (or was lost) took effect and
 // was adopted without an owner (fixed: DriftDetected.owner_allocation_id).
 // 20029, 20986: the same with vGPU VFs (fixed: DriftDetected.vf_bdfs, the owner's list).
-constexpr std::uint64_t kDefaultSeeds[] = {1, 2, 3, 4, 5, 6, 187, 10241, 10294, 10389, 20029, 20986};
+constexpr std::uint64_t kDefaultSeeds[] = {1,   2,     3,     4,     5,     6,
+                                           187, 10241, 10294, 10389, 20029, 20986};
 // The default run: the seeds above, then 1000 + i up to this many, each run twice.
 // Sanitizer builds (ASan+UBSan, TSan: 5-10x slower) look for memory errors and races on the same
 // paths with fewer seeds; the release build's run carries the full count.
@@ -569,10 +570,9 @@ void Scenario::FmFault() {
     }
     case kLoseReply: {
       // FM carries the call out and the reply is lost: a timeout, or the link drops with it.
-      const std::vector<const char*> functions = {activate_fn_, activate_fn_,
-                                                  "fmDeactivateFabricPartition",
-                                                  "fmDeactivateFabricPartition",
-                                                  "fmSetActivatedFabricPartitions"};
+      const std::vector<const char*> functions = {
+          activate_fn_, activate_fn_, "fmDeactivateFabricPartition", "fmDeactivateFabricPartition",
+          "fmSetActivatedFabricPartitions"};
       static const std::vector<int> codes = {-5, -9};
       const char* function = rng_.Pick(functions);
       const int code = rng_.Pick(codes);
@@ -1126,8 +1126,8 @@ TEST(PluginSimulation, SeededScenarios) {
       } else if (scenario.chain_head() != first_head) {
         failing.push_back(seed);
         ADD_FAILURE() << "GFP_SIM_SEED=" << seed << " GFP_SIM_STEPS=" << steps
-                      << ": not deterministic: the first run's journal ended at head "
-                      << first_head << ", the second's at " << scenario.chain_head();
+                      << ": not deterministic: the first run's journal ended at head " << first_head
+                      << ", the second's at " << scenario.chain_head();
         break;
       }
     }
@@ -1141,9 +1141,9 @@ TEST(PluginSimulation, SeededScenarios) {
                          .count();
   std::string failing_list;
   for (auto s : failing) failing_list += " " + std::to_string(s);
-  std::printf("simulation: %zu seeds x %d steps%s in %lld ms; %zu failed%s\n", seeds.size(),
-              steps, twice ? ", each run twice" : "", static_cast<long long>(total),
-              failing.size(), failing_list.c_str());
+  std::printf("simulation: %zu seeds x %d steps%s in %lld ms; %zu failed%s\n", seeds.size(), steps,
+              twice ? ", each run twice" : "", static_cast<long long>(total), failing.size(),
+              failing_list.c_str());
   std::string counts;
   for (const auto& [k, v] : totals) counts += " " + k + "=" + std::to_string(v);
   std::printf("simulation counts:%s\n", counts.c_str());

@@ -83,7 +83,8 @@ TEST_F(SimLibraryTest, NoLibraryAnywhereNamesEveryPlaceLookedAt) {
 TEST_F(SimLibraryTest, TheFlagWinsAsGiven) {
   Create(BuildBinary());
   Create(BuildLibrary());
-  auto found = FindPrivateFile(kSimLibrary, "/opt/fm/libnvfm-sim.so", BuildBinary(), BuildLibrary());
+  auto found =
+      FindPrivateFile(kSimLibrary, "/opt/fm/libnvfm-sim.so", BuildBinary(), BuildLibrary());
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(*found, "/opt/fm/libnvfm-sim.so");
 }
@@ -91,10 +92,9 @@ TEST_F(SimLibraryTest, TheFlagWinsAsGiven) {
 TEST(SimLibraryCandidates, BuildTreeThenBesideThenInstallPrefixThenBuildPath) {
   EXPECT_EQ(PrivateFileCandidates(kSimLibrary, "/usr/bin/gpu-fabric-plugin",
                                   "/src/build/sim/fm/libnvfm-sim.so"),
-            (std::vector<std::filesystem::path>{"/usr/bin/sim/fm/libnvfm-sim.so",
-                                                "/usr/bin/libnvfm-sim.so",
-                                                "/usr/lib/gpu-fabric-plugin/libnvfm-sim.so",
-                                                "/src/build/sim/fm/libnvfm-sim.so"}));
+            (std::vector<std::filesystem::path>{
+                "/usr/bin/sim/fm/libnvfm-sim.so", "/usr/bin/libnvfm-sim.so",
+                "/usr/lib/gpu-fabric-plugin/libnvfm-sim.so", "/src/build/sim/fm/libnvfm-sim.so"}));
 }
 
 TEST(SimLibraryCandidates, WithoutAKnownExecutableOnlyTheBuildPath) {
@@ -117,7 +117,8 @@ TEST_F(SimLibraryTest, TheInstalledDemoProgramUsesTheLibraryBesideIt) {
 // private folder when installed.
 TEST_F(SimLibraryTest, TheDemoProgramIsFoundBesideABuildTreeBinaryOrInThePackage) {
   const auto built = dir_.path() / "build" / kDemoProgram.name;
-  const auto installed = dir_.path() / "root" / "usr" / "lib" / "gpu-fabric-plugin" / kDemoProgram.name;
+  const auto installed =
+      dir_.path() / "root" / "usr" / "lib" / "gpu-fabric-plugin" / kDemoProgram.name;
   Create(BuildBinary());
   Create(built);
   Create(InstalledBinary());
