@@ -44,13 +44,13 @@ std::vector<std::string> ServeArgs(const ServeSetup& setup, const sim::FakeNode&
       {"--release-grace", Millis(setup.release_grace)},
       {"--log-level", setup.log_level},
   };
-  for (const auto& [name, value] : overrides) {
-    auto it =
-        std::find_if(flags.begin(), flags.end(), [&](const auto& f) { return f.first == name; });
+  for (const auto& flag : overrides) {  // not a structured binding: clang 14 cannot capture one
+    auto it = std::find_if(flags.begin(), flags.end(),
+                           [&](const auto& f) { return f.first == flag.first; });
     if (it == flags.end()) {
-      flags.emplace_back(name, value);
+      flags.emplace_back(flag);
     } else {
-      it->second = value;
+      it->second = flag.second;
     }
   }
   std::vector<std::string> args = {"serve"};
