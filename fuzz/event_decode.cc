@@ -16,7 +16,7 @@
 namespace {
 
 void Consume(const gfp::events::Event& event) {
-  (void)gfp::sm::SummarizeEvent(event);
+  (void)gfp::journal_text::SummarizeEvent(event);
   (void)gfp::sm::EventFieldsJson(event);
   (void)gfp::sm::FormatRfc3339(event.time_unix_micros());
   gfp::sm::State state;

@@ -31,17 +31,18 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  namespace abi = gfp::fm::abi;
+  namespace abi = gfp::adapters::fm::abi;
   const std::uint8_t which = data[0] % 3;
   ++data;
   --size;
   if (which == 0) {
-    (void)gfp::fm::DecodePartitionList(*StructFrom<abi::FabricPartitionList>(data, size));
+    (void)gfp::adapters::fm::DecodePartitionList(*StructFrom<abi::FabricPartitionList>(data, size));
   } else if (which == 1) {
-    (void)gfp::fm::DecodeUnsupportedPartitions(
+    (void)gfp::adapters::fm::DecodeUnsupportedPartitions(
         *StructFrom<abi::UnsupportedFabricPartitionList>(data, size));
   } else {
-    (void)gfp::fm::DecodeNvlinkFailedDevices(*StructFrom<abi::NvlinkFailedDevices>(data, size));
+    (void)gfp::adapters::fm::DecodeNvlinkFailedDevices(
+        *StructFrom<abi::NvlinkFailedDevices>(data, size));
   }
   return 0;
 }

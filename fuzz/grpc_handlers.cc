@@ -18,15 +18,15 @@
 
 #include "fm_codes/fm_codes.h"
 #include "fuzz/fuzz_support.h"
-#include "plugin/grpc/device_plugin_service.h"
+#include "plugin/rpc/device_plugin_service.h"
 #include "sim/world/deterministic_world.h"
 #include "statemachine/invariants.h"
 
 namespace {
 
 constexpr int kRebuildEvery = 2000;
-constexpr int kFaultCodes[] = {gfp::fm_code::kTimeout, gfp::fm_code::kInUse,
-                               gfp::fm_code::kGenericError, gfp::fm_code::kNvlinkError};
+constexpr int kFaultCodes[] = {gfp::fm_codes::kTimeout, gfp::fm_codes::kInUse,
+                               gfp::fm_codes::kGenericError, gfp::fm_codes::kNvlinkError};
 
 class World {
  public:
@@ -39,9 +39,9 @@ class World {
     if (!world.ok() || !(*world)->StartPlugin().ok()) std::abort();
     world_ = std::move(world).value();
     served_ =
-        std::make_unique<gfp::plugin::DevicePluginService>(world_->core(), world_->resource());
+        std::make_unique<gfp::plugin::rpc::DevicePluginService>(world_->core(), world_->resource());
     unknown_ =
-        std::make_unique<gfp::plugin::DevicePluginService>(world_->core(), "nvidia.com/none");
+        std::make_unique<gfp::plugin::rpc::DevicePluginService>(world_->core(), "nvidia.com/none");
   }
 
   void Run(std::uint8_t selector, const std::string& request) {
@@ -79,7 +79,7 @@ class World {
     }
   }
 
-  void Call(gfp::plugin::DevicePluginService& service, std::uint8_t selector,
+  void Call(gfp::plugin::rpc::DevicePluginService& service, std::uint8_t selector,
             const std::string& request) {
     switch (selector % 4) {
       case 0: {
@@ -111,8 +111,8 @@ class World {
 
   gfp::fuzz::ScratchDir scratch_;
   std::unique_ptr<gfp::simworld::DeterministicWorld> world_;
-  std::unique_ptr<gfp::plugin::DevicePluginService> served_;
-  std::unique_ptr<gfp::plugin::DevicePluginService> unknown_;
+  std::unique_ptr<gfp::plugin::rpc::DevicePluginService> served_;
+  std::unique_ptr<gfp::plugin::rpc::DevicePluginService> unknown_;
 };
 
 }  // namespace

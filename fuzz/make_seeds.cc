@@ -22,7 +22,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-namespace abi = gfp::fm::abi;
+namespace abi = gfp::adapters::fm::abi;
 
 void Write(const fs::path& file, const std::string& bytes) {
   fs::create_directories(file.parent_path());

@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto ids = gfp::adapters::PciIds::Parse(text);
+  auto ids = gfp::adapters::host::PciIds::Parse(text);
   if (!ids.ok()) return 0;
   for (const char* id : {"2330", "20b2", "2901", "", "\t", "10de"}) {
     (void)ids->DeviceName(id);

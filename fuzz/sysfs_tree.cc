@@ -1,7 +1,7 @@
 // Fuzz target: the sysfs reader on random trees. The bytes are a small program that builds a
 // directory tree under a tmpfs scratch dir (devices, attribute files with odd contents, symlinks
 // that dangle, loop or leave the root, FIFOs where files belong, mdevs, EGMs, /dev nodes); then the
-// node scan (plugin::ScanNode) and every host check the plugin runs on a served device
+// node scan (plugin::core::ScanNode) and every host check the plugin runs on a served device
 // (CheckDeviceUnchanged, CheckMdevUnchanged, CheckVfUnchanged, the /dev/vfio node, the container
 // device specs) run on it. They must return values or errors: no crash, no hang.
 #include <sys/stat.h>
@@ -151,26 +151,26 @@ void RunOp(const Tree& t, gfp::fuzz::ByteReader& in) {
   }
 }
 
-void CheckServed(const Tree& t, const gfp::plugin::NodeInventory& inventory) {
-  (void)gfp::plugin::CheckOneFabricMode(inventory);
-  (void)gfp::plugin::InventoryCommand(inventory, 1);
+void CheckServed(const Tree& t, const gfp::plugin::core::NodeInventory& inventory) {
+  (void)gfp::plugin::core::CheckOneFabricMode(inventory);
+  (void)gfp::plugin::core::InventoryCommand(inventory, 1);
   (void)inventory.FabricGpuBdfs();
-  std::vector<gfp::adapters::PciDevice> known;
+  std::vector<gfp::adapters::host::PciDevice> known;
   for (const auto& resource : inventory.resources) {
     for (const auto& served : resource.devices) {
-      if (served.mdev) (void)gfp::adapters::CheckMdevUnchanged(t.sys, *served.mdev);
-      if (served.vf) (void)gfp::adapters::CheckVfUnchanged(t.sys, *served.vf);
+      if (served.mdev) (void)gfp::adapters::host::CheckMdevUnchanged(t.sys, *served.mdev);
+      if (served.vf) (void)gfp::adapters::host::CheckVfUnchanged(t.sys, *served.vf);
       if (served.pci) {
-        (void)gfp::adapters::CheckDeviceUnchanged(t.sys, *served.pci);
-        (void)gfp::adapters::CheckVfioGroupNode(t.dev, served.pci->iommu_group);
+        (void)gfp::adapters::host::CheckDeviceUnchanged(t.sys, *served.pci);
+        (void)gfp::adapters::host::CheckVfioGroupNode(t.dev, served.pci->iommu_group);
         known.push_back(*served.pci);
       }
     }
   }
   for (const auto& d : known) {
     const std::vector<std::string> requested = {d.bdf};
-    (void)gfp::adapters::ContainerDeviceSpecs(known, requested, false);
-    (void)gfp::adapters::ContainerDeviceSpecs(known, requested, true);
+    (void)gfp::adapters::host::ContainerDeviceSpecs(known, requested, false);
+    (void)gfp::adapters::host::ContainerDeviceSpecs(known, requested, true);
   }
 }
 
@@ -183,7 +183,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static gfp::fuzz::ScratchDir scratch("sysfs");
-  static const gfp::adapters::PciIds pci_ids;
+  static const gfp::adapters::host::PciIds pci_ids;
   Tree t{scratch.path() / "node", scratch.path() / "node/sys", scratch.path() / "node/dev"};
   std::error_code ignored;
   fs::remove_all(t.root, ignored);
@@ -193,10 +193,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (int op = 0; op < 64 && !in.empty(); ++op) RunOp(t, in);
 
   for (const char* bdf : kBdfs) {
-    (void)gfp::adapters::ReadDeviceIdentity(t.sys, bdf);
+    (void)gfp::adapters::host::ReadDeviceIdentity(t.sys, bdf);
   }
-  (void)gfp::adapters::DetectIommufd(t.dev);
-  auto inventory = gfp::plugin::ScanNode(t.sys, t.dev, pci_ids);
+  (void)gfp::adapters::host::DetectIommufd(t.dev);
+  auto inventory = gfp::plugin::core::ScanNode(t.sys, t.dev, pci_ids);
   if (inventory.ok()) CheckServed(t, *inventory);
   return 0;
 }

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Checks that every #include under src/ goes in an allowed direction (docs/architecture.md).
+"""Checks that every #include under src/ goes in an allowed direction (docs/architecture.md), and
+that each file's namespace follows its folder (src/adapters/fm -> gfp::adapters::fm).
 
 Each file belongs to the longest folder (or file) of LAYERS that contains it; an include belongs
 to the longest entry its path starts with. A file may include its own folder and what its
 entry allows, nothing else. An include whose root is in no entry is an error too, so a new
 folder must be added to the table (and its directions thought about) before it is used.
 
-  scripts/check-layers.py [--root DIR]   exit 0: all directions allowed; 1: violations, each
+  scripts/check-layers.py [--root DIR]   exit 0: all directions allowed and namespaces follow
+                                         folders; 1: violations, each
                                          printed as file:line, the include and the rule broken
   scripts/check-layers.py --help         prints this and the table of allowed directions
 """
@@ -45,7 +47,7 @@ LAYERS = {
                      "plugin/core/core_observer.h"],
                     "the plugin's jobs; reports through CoreObserver, never includes grpc, "
                     "labels, metrics or the wiring"),
-    "plugin/grpc": (["common", "kubelet_proto", "adapters/kubelet", "adapters/kubelet_naming",
+    "plugin/rpc": (["common", "kubelet_proto", "adapters/kubelet", "adapters/kubelet_naming",
                      "plugin/core",
                      "plugin/core/core_observer.h"],
                     "kubelet's gRPC servers over the core"),
@@ -55,7 +57,7 @@ LAYERS = {
                        "SPEC 8.1 metrics and probes: observe the core through CoreObserver only"),
     "plugin": (["common", "statemachine", "engine", "adapters/host", "adapters/mapping",
                 "adapters/fm",
-                "adapters/kubelet", "plugin/core", "plugin/grpc", "plugin/labels",
+                "adapters/kubelet", "plugin/core", "plugin/rpc", "plugin/labels",
                 "plugin/metrics", "plugin/serve_config.h"],
                "the wiring: BuildCore and the serve loop connect every plugin part"),
     "cli": (["common", "statemachine", "journal_text", "store", "engine", "process",
@@ -70,6 +72,11 @@ LAYERS = {
 # Include roots that are not folders of src/ with the same name.
 ALIASES = {"deviceplugin": "kubelet_proto", "podresources": "kubelet_proto"}
 
+# Folders whose namespace is not their path: the base, and the state machine's short name that
+# every layer above writes (sm::State).
+NAMESPACES = {"common": "gfp", "statemachine": "gfp::sm"}
+
+NAMESPACE = re.compile(r'^namespace\s+(gfp(?:::\w+)*)\s*\{')
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
@@ -108,6 +115,39 @@ def check_file(root, rel):
             may = ", ".join(allowed) if allowed else "nothing else"
             rule = LAYERS[to][1] if LAYERS[to][0] is None else why
             yield number, target, f"{own} -> {to} is forbidden ({rule}); {own} may include: {may}"
+
+
+def expected_namespace(rel):
+    folder = os.path.dirname(rel)
+    return NAMESPACES.get(folder, "gfp::" + folder.replace("/", "::"))
+
+
+FORWARD_DECLARATION = re.compile(r'^\s*(class|struct)\s+\w+;\s*$')
+
+
+def only_forward_declarations(lines, start):
+    """True when the namespace opened at lines[start] holds only `class X;` / `struct X;`."""
+    for line in lines[start + 1:]:
+        if line.startswith("}"):
+            return True
+        if line.strip() and not FORWARD_DECLARATION.match(line):
+            return False
+    return False
+
+
+def check_namespaces(root, rel):
+    """Yields (line number, message) for each gfp namespace src/<rel> opens outside its folder's
+    (a block of forward declarations of another folder's types excepted)."""
+    expected = expected_namespace(rel)
+    with open(os.path.join(root, "src", rel), encoding="utf-8", errors="replace") as f:
+        lines = f.read().splitlines()
+    for index, line in enumerate(lines):
+        m = NAMESPACE.match(line)
+        if not m or m.group(1) == expected or m.group(1).startswith(expected + "::"):
+            continue
+        if not only_forward_declarations(lines, index):
+            yield index + 1, (f"namespace {m.group(1)} in {os.path.dirname(rel)}/: its "
+                              f"namespace is {expected} (namespaces follow folders)")
 
 
 def source_files(root):
@@ -171,14 +211,18 @@ def main():
             continue
         for number, target, message in check_file(args.root, rel):
             problems.append(f'src/{rel}:{number}: #include "{target}": {message}')
+        for number, message in check_namespaces(args.root, rel):
+            problems.append(f"src/{rel}:{number}: {message}")
         count += 1
     for p in problems:
         print(p, file=sys.stderr)
     if problems:
-        print(f"check-layers: {len(problems)} forbidden include(s) or table problem(s)",
+        print(f"check-layers: {len(problems)} forbidden include(s), namespace(s) or table "
+              "problem(s)",
               file=sys.stderr)
         return 1
-    print(f"check-layers: {count} files under src/, every include in an allowed direction")
+    print(f"check-layers: {count} files under src/, every include in an allowed direction, "
+          "every namespace its folder's")
     return 0
 
 

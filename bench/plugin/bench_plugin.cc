@@ -69,6 +69,7 @@
 #include "sim/kubelet/fake_kubelet.h"
 #include "sim/node/fake_node.h"
 #include "sim/world/serve_setup.h"
+#include "sim/world/world_parts.h"
 #include "statemachine/apply.h"
 #include "statemachine/decide.h"
 #include "statemachine/event_codec.h"
@@ -181,21 +182,27 @@ struct Node {
 // /dev/shm exists (set by main).
 fs::path g_fm_state_dir;
 
-Node MakeNode(const fs::path& dir, gfp::sim::NodePreset preset, const std::string& table) {
+Node MakeNode(const fs::path& dir, gfp::sim::NodePreset preset) {
   Node n;
   n.dir = dir;
   fs::create_directories(dir);
   const fs::path fm_dir = g_fm_state_dir.empty() ? dir : g_fm_state_dir / dir.filename();
   fs::create_directories(fm_dir);
-  auto tree = gfp::sim::BuildFakeNode(dir / "node", gfp::sim::FakeNodeSpec{preset});
+  gfp::simworld::NodeKind kind;
+  kind.preset = preset;
+  auto tree = gfp::simworld::BuildNode(dir, kind);
   if (!tree.ok()) Die(tree.status().message());
   n.tree = std::move(tree).value();
   n.setup.dir = dir;
   n.setup.fm_library = GFP_BENCH_NVFM_SIM;
-  n.setup.fm_state_file = fm_dir / ("fm-state-" + table + ".json");
+  const char* table = gfp::simworld::FmTableFor(preset);
+  n.setup.fm_state_file = fm_dir / ("fm-state-" + std::string(table) + ".json");
   n.fm_state = n.setup.fm_state().string();
   auto fm = gfp::fmsim::FmSimControl::Create(n.fm_state, table);
   if (!fm.ok()) Die(fm.status().message());
+  if (auto configured = gfp::simworld::ConfigureFabric(*fm, n.tree); !configured.ok()) {
+    Die(configured.message());
+  }
   n.device_plugin_dir = n.setup.device_plugin_dir();
   n.pod_resources_socket = n.setup.pod_resources_socket();
   n.journal = n.setup.journal();
@@ -215,10 +222,7 @@ gfp::plugin::ServeConfig ConfigFor(const Node& n) {
 }
 
 FakeKubeletOptions KubeletOptionsFor(const Node& n) {
-  FakeKubeletOptions o;
-  o.device_plugin_dir = n.device_plugin_dir;
-  o.pod_resources_socket = n.pod_resources_socket;
-  return o;
+  return gfp::simworld::KubeletOptionsFor(n.setup);
 }
 
 bool AllHealthy(const std::vector<v1beta1::Device>& devices, std::size_t count) {
@@ -259,7 +263,7 @@ class InProcessPlugin {
   }
 
   FakeKubelet& kubelet() { return *kubelet_; }
-  gfp::plugin::PluginCore& core() { return service_->core(); }
+  gfp::plugin::core::PluginCore& core() { return service_->core(); }
   const std::string& resource() const { return resource_; }
 
   // Partitions of the journal's FM table as (id, GPUs).
@@ -294,7 +298,7 @@ v1beta1::AllocateRequest AllocateOf(const std::vector<std::string>& ids) {
 // 2. GetPreferredAllocation over gRPC on the A100 table.
 
 void BenchPreferred(const fs::path& work, int samples) {
-  const Node node = MakeNode(work / "a100", gfp::sim::NodePreset::kHgxA100x16, "a100");
+  const Node node = MakeNode(work / "a100", gfp::sim::NodePreset::kHgxA100x16);
   InProcessPlugin plugin(node);
   std::vector<std::string> all;
   const auto snapshot = plugin.kubelet().Resource(plugin.resource());
@@ -592,8 +596,8 @@ RoundTrip EmptyRoundTrip(const Node& node, FakeKubelet& kubelet, const Spawned& 
                          int samples) {
   const auto resource = kubelet.Resource(serve.resource);
   if (!resource) Die("resource not known to the fake kubelet");
-  auto channel =
-      gfp::kubelet::MakeUnixSocketChannel((node.device_plugin_dir / resource->endpoint).string());
+  auto channel = gfp::adapters::kubelet::MakeUnixSocketChannel(
+      (node.device_plugin_dir / resource->endpoint).string());
   auto stub = v1beta1::DevicePlugin::NewStub(channel);
   std::vector<double> latency;
   double cpu = 0;
@@ -630,10 +634,10 @@ FmCallCost MeasurePrivateFmCalls(const fs::path& dir, int samples) {
   const std::string saved = old_state == nullptr ? "" : old_state;
   ::setenv("NVFM_SIM_STATE", state.c_str(), 1);
   ::setenv("NVFM_SIM_PRIVATE", "1", 1);
-  auto library = gfp::fm::FabricManagerLibrary::Load(GFP_BENCH_NVFM_SIM);
+  auto library = gfp::adapters::fm::FabricManagerLibrary::Load(GFP_BENCH_NVFM_SIM);
   if (!library.ok()) Die(library.status().message());
-  const gfp::fm::FmFunctions& fn = (*library)->fn();
-  namespace abi = gfp::fm::abi;
+  const gfp::adapters::fm::FmFunctions& fn = (*library)->fn();
+  namespace abi = gfp::adapters::fm::abi;
   if (fn.fmLibInit() != abi::kSuccess) Die("fmLibInit of the simulated FM failed");
   abi::ConnectParamsV2 params{};
   params.version = abi::kConnectParamsV2Version;
@@ -686,8 +690,7 @@ struct CommitBaseline {
 class ServeUnderTest {
  public:
   ServeUnderTest(const fs::path& dir, const std::map<std::string, std::string>& args)
-      : node_(MakeNode(dir, gfp::sim::NodePreset::kHgxH100, "h100")),
-        kubelet_(KubeletOptionsFor(node_)) {
+      : node_(MakeNode(dir, gfp::sim::NodePreset::kHgxH100)), kubelet_(KubeletOptionsFor(node_)) {
     if (auto s = kubelet_.Start(); !s.ok()) Die(s.message());
     serve_ = SpawnServe(node_, kubelet_, args);
     journal_ = std::make_unique<JournalFollower>(node_.journal);
@@ -914,7 +917,7 @@ void BenchAllocate(const fs::path& work, const AllocateOptions& o) {
 // 3. Steady state of the real binary.
 
 void BenchSteadyState(const fs::path& work, double seconds, double settle) {
-  const Node node = MakeNode(work / "steady", gfp::sim::NodePreset::kHgxH100, "h100");
+  const Node node = MakeNode(work / "steady", gfp::sim::NodePreset::kHgxH100);
   FakeKubelet kubelet(KubeletOptionsFor(node));
   if (auto s = kubelet.Start(); !s.ok()) Die(s.message());
   const Spawned serve = SpawnServe(node, kubelet);
@@ -973,7 +976,7 @@ std::uint64_t GrowJournal(const Node& node, std::uint64_t events) {
 }
 
 void BenchColdStart(const fs::path& work, std::uint64_t events) {
-  const Node node = MakeNode(work / "cold", gfp::sim::NodePreset::kHgxH100, "h100");
+  const Node node = MakeNode(work / "cold", gfp::sim::NodePreset::kHgxH100);
   const std::uint64_t n = GrowJournal(node, events);
   FakeKubelet kubelet(KubeletOptionsFor(node));
   if (auto s = kubelet.Start(); !s.ok()) Die(s.message());

@@ -219,7 +219,7 @@ Result<std::filesystem::path> WorldDir(const DemoFlags& flags) {
 }  // namespace
 
 int RunDemo(const DemoFlags& flags) {
-  kubelet::KeepGrpcInitialized();
+  adapters::kubelet::KeepGrpcInitialized();
   // Before anything is created: without the library there is no demo.
   auto library = cli::FindPrivateFile(cli::kSimLibrary, flags.fm_library, process::SelfExecutable(),
                                       GFP_SIM_FM_LIBRARY);

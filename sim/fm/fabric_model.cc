@@ -8,7 +8,7 @@
 namespace gfp::fmsim {
 namespace {
 
-namespace abi = gfp::fm::abi;
+namespace abi = gfp::adapters::fm::abi;
 
 // IN_USE when the partition or one of its GPUs is already active; NVLINK_ERROR when degraded.
 int CheckCanActivate(const FabricCall& c, const SimPartition& partition) {

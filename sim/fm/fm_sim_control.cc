@@ -16,8 +16,8 @@
 namespace gfp::fmsim {
 namespace {
 
-const std::vector<std::string_view> kFunctionNames(std::begin(fm::abi::kSymbolNames),
-                                                   std::end(fm::abi::kSymbolNames));
+const std::vector<std::string_view> kFunctionNames(std::begin(adapters::fm::abi::kSymbolNames),
+                                                   std::end(adapters::fm::abi::kSymbolNames));
 
 Status CheckFunction(std::string_view function, bool allow_all) {
   if (allow_all && function == "*") return Status::Ok();
@@ -103,7 +103,7 @@ Result<FabricMode> FmSimControl::GetFabricMode() const {
 }
 
 Status FmSimControl::SetVfParent(std::string_view vf_bdf, std::uint32_t parent_physical_id) {
-  GFP_ASSIGN_OR_RETURN(std::string vf, adapters::NormalizeBdf(vf_bdf));
+  GFP_ASSIGN_OR_RETURN(std::string vf, adapters::host::NormalizeBdf(vf_bdf));
   return store_->Update([&](SimState& s) -> Status {
     GFP_ASSIGN_OR_RETURN(const SimTable* table, FindTable(s.table));
     if (!TableHasGpu(*table, parent_physical_id)) {

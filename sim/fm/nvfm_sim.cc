@@ -33,7 +33,7 @@
 namespace gfp::fmsim {
 namespace {
 
-namespace abi = gfp::fm::abi;
+namespace abi = gfp::adapters::fm::abi;
 
 struct Connection {
   std::uint64_t generation = 0;
@@ -298,7 +298,7 @@ std::vector<std::string> VfNames(const abi::PciDevice* vf_list, unsigned num_vfs
 }  // namespace gfp::fmsim
 
 using gfp::fmsim::CallContext;
-namespace abi = gfp::fm::abi;
+namespace abi = gfp::adapters::fm::abi;
 namespace sim = gfp::fmsim;
 
 #define FM_SIM_EXPORT extern "C" __attribute__((visibility("default")))

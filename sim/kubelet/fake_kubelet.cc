@@ -54,7 +54,7 @@ std::vector<HeldDevice> HeldDevicesOf(const std::vector<std::string>& ids,
 }  // namespace
 
 FakeKubelet::FakeKubelet(FakeKubeletOptions options) : options_(std::move(options)) {
-  KeepGrpcInitialized();
+  adapters::kubelet::KeepGrpcInitialized();
   pod_resources_.SetAllocatableSource([this] { return AllocatableDevices(); });
 }
 
@@ -98,7 +98,7 @@ Status FakeKubelet::StartServersLocked() {
   }
   auto service = std::make_unique<RegistrationService>(this);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(UnixSocketTarget(kubelet_socket().string()),
+  builder.AddListeningPort(adapters::kubelet::UnixSocketTarget(kubelet_socket().string()),
                            grpc::InsecureServerCredentials());
   builder.RegisterService(service.get());
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -53,7 +53,7 @@ v1::PodResources FillerPod(size_t bytes) {
 
 }  // namespace
 
-FakePodResources::FakePodResources() { KeepGrpcInitialized(); }
+FakePodResources::FakePodResources() { adapters::kubelet::KeepGrpcInitialized(); }
 
 FakePodResources::~FakePodResources() { Stop(); }
 
@@ -68,7 +68,7 @@ Status FakePodResources::Start(const std::filesystem::path& socket_path) {
   }
   auto service = std::make_unique<PodResourcesService>(this);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(UnixSocketTarget(socket_path.string()),
+  builder.AddListeningPort(adapters::kubelet::UnixSocketTarget(socket_path.string()),
                            grpc::InsecureServerCredentials());
   builder.RegisterService(service.get());
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -26,7 +26,7 @@ RpcOutcome<std::unique_ptr<PluginEndpoint>> PluginEndpoint::Connect(
     const std::string& socket_path, std::chrono::milliseconds dial_timeout,
     std::chrono::milliseconds options_timeout, const std::function<bool()>& abandoned) {
   RpcOutcome<std::unique_ptr<PluginEndpoint>> out;
-  auto channel = MakeUnixSocketChannel(socket_path);
+  auto channel = adapters::kubelet::MakeUnixSocketChannel(socket_path);
   // Wait in slices so that an abandoned registration does not hold up a server shutdown.
   const auto dial_deadline = std::chrono::steady_clock::now() + dial_timeout;
   bool connected = false;

@@ -7,36 +7,12 @@
 #include "sim/world/in_memory_port.h"
 
 namespace gfp::simworld {
-namespace {
-
-Result<sim::FakeNode> BuildNode(const DeterministicOptions& options) {
-  if (options.vgpu_vfs) {
-    return sim::BuildVgpuNode(options.dir / "node", {sim::VgpuNodePreset::kVfH100});
-  }
-  sim::FakeNodeSpec spec;
-  spec.preset = options.preset;
-  return sim::BuildFakeNode(options.dir / "node", spec);
-}
-
-// FM in vGPU mode knows each VF's GPU from PCI; the simulated FM is told.
-Status PrepareVgpuFabric(fmsim::FmSimControl& fm, const sim::FakeNode& node) {
-  GFP_RETURN_IF_ERROR(fm.SetFabricMode(fmsim::FabricMode::kVgpu));
-  for (const auto& vf : node.vfs) {
-    const sim::FakeGpu* parent = node.FindGpu(vf.parent_bdf);
-    if (parent == nullptr) return Internal("VF " + vf.bdf + " has no parent GPU on the node");
-    GFP_RETURN_IF_ERROR(fm.SetVfParent(vf.bdf, parent->module_id));
-  }
-  return Status::Ok();
-}
-
-}  // namespace
 
 Result<std::unique_ptr<DeterministicWorld>> DeterministicWorld::Create(
     const DeterministicOptions& options) {
-  GFP_ASSIGN_OR_RETURN(sim::FakeNode node, BuildNode(options));
-  GFP_ASSIGN_OR_RETURN(auto fm,
-                       InMemoryFm::Create(options.vgpu_vfs ? "h100" : FmTableFor(options.preset)));
-  if (options.vgpu_vfs) GFP_RETURN_IF_ERROR(PrepareVgpuFabric(fm->control(), node));
+  GFP_ASSIGN_OR_RETURN(sim::FakeNode node, BuildNode(options.dir, options.node));
+  GFP_ASSIGN_OR_RETURN(auto fm, InMemoryFm::Create(FmTableFor(options.node)));
+  GFP_RETURN_IF_ERROR(ConfigureFabric(fm->control(), node));
   ServeSetup setup;
   setup.dir = options.dir;
   setup.reconcile_interval = options.reconcile_interval;
@@ -67,9 +43,9 @@ Status DeterministicWorld::StartPlugin() {
   }
   const int process = static_cast<int>(starts_ + 1);
   overrides.fabric =
-      [this,
-       process](const plugin::ServeConfig& config) -> Result<std::unique_ptr<plugin::FabricPort>> {
-    return std::unique_ptr<plugin::FabricPort>(std::make_unique<InMemoryFabricPort>(
+      [this, process](
+          const plugin::ServeConfig& config) -> Result<std::unique_ptr<plugin::core::FabricPort>> {
+    return std::unique_ptr<plugin::core::FabricPort>(std::make_unique<InMemoryFabricPort>(
         *fm_, config.fm_address, config.fm_call_deadline, process));
   };
   auto built = plugin::BuildCore(

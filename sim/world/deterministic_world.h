@@ -22,14 +22,13 @@
 #include "sim/node/fake_node.h"
 #include "sim/world/in_memory_fm.h"
 #include "sim/world/serve_setup.h"
+#include "sim/world/world_parts.h"
 
 namespace gfp::simworld {
 
 struct DeterministicOptions {
   std::filesystem::path dir;  // must exist and be empty
-  sim::NodePreset preset = sim::NodePreset::kHgxH100;
-  // The H100 vGPU node (SR-IOV VFs, FM in FABRIC_MODE=2) instead of `preset`.
-  bool vgpu_vfs = false;
+  NodeKind node;
   std::chrono::milliseconds reconcile_interval{5000};
   std::chrono::milliseconds release_grace{30000};
   // The engine checks the invariants after every command, as Debug builds do (the fuzz target).
@@ -53,7 +52,7 @@ class DeterministicWorld {
   // CrashCaller point (the plugin is then down: StartPlugin brings it back).
   bool DiedDuring(const std::function<void()>& work);
   bool plugin_up() const { return core_ != nullptr; }
-  plugin::PluginCore& core() { return *core_; }
+  plugin::core::PluginCore& core() { return *core_; }
 
   sm::Micros now() const { return now_; }
   void Advance(sm::Micros micros) { now_ += micros; }
@@ -83,7 +82,7 @@ class DeterministicWorld {
   std::unique_ptr<InMemoryFm> fm_;
   plugin::ServeConfig config_;
   sm::Micros now_ = 1'700'000'000'000'000;  // 2023-11-14, in microseconds
-  std::unique_ptr<plugin::PluginCore> core_;
+  std::unique_ptr<plugin::core::PluginCore> core_;
   std::string resource_;
   std::uint64_t starts_ = 0;
 };

@@ -7,7 +7,7 @@
 
 namespace gfp::simworld {
 
-namespace abi = gfp::fm::abi;
+namespace abi = gfp::adapters::fm::abi;
 
 Result<std::unique_ptr<InMemoryFm>> InMemoryFm::Create(std::string_view table) {
   GFP_RETURN_IF_ERROR(fmsim::FindTable(table).status());

@@ -9,12 +9,12 @@
 namespace gfp::simworld {
 namespace {
 
-namespace abi = gfp::fm::abi;
+namespace abi = gfp::adapters::fm::abi;
 
 constexpr int kReconnectAttempts = 3;  // FabricManagerConfig's default
 
-fm::PartitionInfo ToPartitionInfo(const fmsim::ListedPartition& listed) {
-  fm::PartitionInfo info;
+adapters::fm::PartitionInfo ToPartitionInfo(const fmsim::ListedPartition& listed) {
+  adapters::fm::PartitionInfo info;
   info.id = listed.partition->id;
   info.active = listed.active;
   info.physical_ids = listed.partition->physical_ids;
@@ -33,12 +33,12 @@ bool InMemoryFabricPort::waiting_for_late_call() const {
   return late_call_ && fm_.IsLate(*late_call_);
 }
 
-events::FmResult InMemoryFabricPort::Connect() { return plugin::ToEventResult(ConnectNow()); }
+events::FmResult InMemoryFabricPort::Connect() { return plugin::core::ToEventResult(ConnectNow()); }
 
-fm::FmStatus InMemoryFabricPort::ConnectNow() {
+adapters::fm::FmStatus InMemoryFabricPort::ConnectNow() {
   connected_ = false;
-  if (waiting_for_late_call()) return fm::BusyError("fmConnect");
-  fm::FmStatus status = ConnectWithStruct(2);
+  if (waiting_for_late_call()) return adapters::fm::BusyError("fmConnect");
+  adapters::fm::FmStatus status = ConnectWithStruct(2);
   if (!status.ok() && status.error().from_library && status.fm_code() == abi::kVersionMismatch) {
     status = ConnectWithStruct(1);
   }
@@ -46,7 +46,7 @@ fm::FmStatus InMemoryFabricPort::ConnectNow() {
   return status;
 }
 
-fm::FmStatus InMemoryFabricPort::ConnectWithStruct(int struct_version) {
+adapters::fm::FmStatus InMemoryFabricPort::ConnectWithStruct(int struct_version) {
   // Shared with the call: a late call runs after this function has returned.
   auto generation = std::make_shared<std::uint64_t>(0);
   FmCall call;
@@ -60,40 +60,41 @@ fm::FmStatus InMemoryFabricPort::ConnectWithStruct(int struct_version) {
     return fmsim::ModelConnect(c);
   };
   const std::string what = "fmConnect(" + address_ + ", v" + std::to_string(struct_version) + ")";
-  fm::FmStatus status = RunCall(what, std::move(call), fm::ConnectHint);
+  adapters::fm::FmStatus status = RunCall(what, std::move(call), adapters::fm::ConnectHint);
   if (!status.ok()) return status;
   generation_ = *generation;
   struct_version_ = struct_version;
   return status;
 }
 
-fm::FmStatus InMemoryFabricPort::RunCall(const std::string& what, FmCall call,
-                                         const fm::Hint& hint) {
+adapters::fm::FmStatus InMemoryFabricPort::RunCall(const std::string& what, FmCall call,
+                                                   const adapters::fm::Hint& hint) {
   if (waiting_for_late_call()) {
     connected_ = false;
-    return fm::BusyError(what);
+    return adapters::fm::BusyError(what);
   }
   const FmCallOutcome outcome = fm_.Serve(call, process_);
   if (outcome.late_id) {
     late_call_ = outcome.late_id;
     connected_ = false;
-    return fm::DeadlineError(what, deadline_);
+    return adapters::fm::DeadlineError(what, deadline_);
   }
-  if (outcome.code == abi::kSuccess) return fm::FmStatus();
+  if (outcome.code == abi::kSuccess) return adapters::fm::FmStatus();
   if (outcome.code == abi::kConnectionNotValid) connected_ = false;
-  return fm::LibraryError(what, outcome.code, hint);
+  return adapters::fm::LibraryError(what, outcome.code, hint);
 }
 
-fm::FmStatus InMemoryFabricPort::CallWithReconnect(const std::string& what, const FmCall& call,
-                                                   const fm::Hint& hint) {
+adapters::fm::FmStatus InMemoryFabricPort::CallWithReconnect(const std::string& what,
+                                                             const FmCall& call,
+                                                             const adapters::fm::Hint& hint) {
   for (int attempt = 0;; ++attempt) {
-    fm::FmStatus status;
+    adapters::fm::FmStatus status;
     if (!connected_) {
       status = ConnectNow();
       if (!status.ok()) {
-        fm::FmError error = status.error();
+        adapters::fm::FmError error = status.error();
         error.message = what + ": cannot connect to Fabric Manager: " + error.message;
-        status = fm::FmStatus(std::move(error));
+        status = adapters::fm::FmStatus(std::move(error));
       }
     }
     if (status.ok()) {
@@ -109,7 +110,7 @@ fm::FmStatus InMemoryFabricPort::CallWithReconnect(const std::string& what, cons
 
 Result<std::vector<events::Partition>> InMemoryFabricPort::FabricState(events::FmResult* failure) {
   // Shared with the calls: a late call runs after this function has returned.
-  auto supported = std::make_shared<std::vector<fm::PartitionInfo>>();
+  auto supported = std::make_shared<std::vector<adapters::fm::PartitionInfo>>();
   auto degraded = std::make_shared<std::vector<std::uint32_t>>();
   FmCall list;
   list.function = "fmGetSupportedFabricPartitions";
@@ -120,7 +121,7 @@ Result<std::vector<events::Partition>> InMemoryFabricPort::FabricState(events::F
     for (const auto& p : listed) supported->push_back(ToPartitionInfo(p));
     return code;
   };
-  fm::FmStatus status = CallWithReconnect(list.function, list, fm::QueryHint);
+  adapters::fm::FmStatus status = CallWithReconnect(list.function, list, adapters::fm::QueryHint);
   if (status.ok()) {
     FmCall unsupported;
     unsupported.function = "fmGetUnsupportedFabricPartitions";
@@ -131,77 +132,61 @@ Result<std::vector<events::Partition>> InMemoryFabricPort::FabricState(events::F
       for (const auto* p : found) degraded->push_back(p->id);
       return code;
     };
-    status = CallWithReconnect(unsupported.function, unsupported, fm::QueryHint);
+    status = CallWithReconnect(unsupported.function, unsupported, adapters::fm::QueryHint);
   }
   if (!status.ok()) {
-    if (failure) *failure = plugin::ToEventResult(status);
+    if (failure) *failure = plugin::core::ToEventResult(status);
     return status.status();
   }
-  return plugin::ToEventPartitions(*supported, *degraded);
+  return plugin::core::ToEventPartitions(*supported, *degraded);
 }
 
 events::FmResult InMemoryFabricPort::Carry(const sm::Effect& effect) {
-  switch (effect.kind) {
-    case sm::Effect::Kind::kActivatePartition:
-      if (!effect.vf_bdfs.empty()) {
-        return plugin::ToEventResult(ActivateWithVfs(effect.partition_id, effect.vf_bdfs));
-      }
-      return plugin::ToEventResult(Activate(effect.partition_id));
-    case sm::Effect::Kind::kDeactivatePartition:
-      return plugin::ToEventResult(Deactivate(effect.partition_id));
-    case sm::Effect::Kind::kSetActivatedPartitions:
-      return plugin::ToEventResult(SetActivated(effect.partition_ids));
-  }
-  return plugin::ToEventResult(fm::FmStatus());
+  return plugin::core::CarryOn(*this, effect);
 }
 
-fm::FmStatus InMemoryFabricPort::Activate(std::uint32_t id) {
+adapters::fm::FmStatus InMemoryFabricPort::Activate(std::uint32_t id) {
   FmCall call;
   call.function = "fmActivateFabricPartition";
   call.args = std::to_string(id);
   call.body = [id](fmsim::FabricCall& c) { return fmsim::ModelActivate(c, id); };
   return CallWithReconnect("fmActivateFabricPartition(" + call.args + ")", call,
-                           fm::ActivationHint);
+                           adapters::fm::ActivationHint);
 }
 
-fm::FmStatus InMemoryFabricPort::ActivateWithVfs(std::uint32_t id,
-                                                 const std::vector<std::string>& vf_bdfs) {
-  auto prepared = fm::PrepareVfActivation(id, vf_bdfs);
+adapters::fm::FmStatus InMemoryFabricPort::ActivatePartitionWithVfs(
+    std::uint32_t id, const std::vector<std::string>& vf_bdfs) {
+  auto prepared = adapters::fm::PrepareVfActivation(id, vf_bdfs);
   if (!prepared.ok()) return prepared.fm_status();
   FmCall call;
   call.function = "fmActivateFabricPartitionWithVFs";
-  for (const auto& vf : prepared->vfs) call.vfs.push_back(fm::PciDeviceName(vf));
+  for (const auto& vf : prepared->vfs) call.vfs.push_back(adapters::fm::PciDeviceName(vf));
   call.args = std::to_string(id) + " numVfs=" + std::to_string(call.vfs.size()) + " vfs=[" +
               Join(call.vfs, ",") + "]";
   call.body = [id, vfs = call.vfs](fmsim::FabricCall& c) {
     return fmsim::ModelActivateWithVfs(c, id, vfs);
   };
-  return CallWithReconnect(prepared->what, call, fm::VfActivationHint);
+  return CallWithReconnect(prepared->what, call, adapters::fm::VfActivationHint);
 }
 
-fm::FmStatus InMemoryFabricPort::Deactivate(std::uint32_t id) {
+adapters::fm::FmStatus InMemoryFabricPort::Deactivate(std::uint32_t id) {
   FmCall call;
   call.function = "fmDeactivateFabricPartition";
   call.args = std::to_string(id);
   call.body = [id](fmsim::FabricCall& c) { return fmsim::ModelDeactivate(c, id); };
   return CallWithReconnect("fmDeactivateFabricPartition(" + call.args + ")", call,
-                           fm::DeactivationHint);
+                           adapters::fm::DeactivationHint);
 }
 
-fm::FmStatus InMemoryFabricPort::SetActivated(const std::vector<std::uint32_t>& ids) {
-  const std::string what = "fmSetActivatedFabricPartitions([" + Join(ids, ",") + "])";
-  if (ids.size() > abi::kMaxFabricPartitions) {
-    return fm::MakeError(what, abi::kBadParam,
-                         "not sent: " + std::to_string(ids.size()) +
-                             " partitions exceed the maximum " +
-                             std::to_string(abi::kMaxFabricPartitions),
-                         false);
-  }
+adapters::fm::FmStatus InMemoryFabricPort::SetActivatedPartitions(
+    const std::vector<std::uint32_t>& ids) {
+  const std::string what = adapters::fm::SetActivatedCallText(ids);
+  if (auto too_long = adapters::fm::ActivatedListTooLong(ids)) return *too_long;
   FmCall call;
   call.function = "fmSetActivatedFabricPartitions";
   call.args = "[" + Join(ids, ",") + "]";
   call.body = [ids](fmsim::FabricCall& c) { return fmsim::ModelSetActivated(c, ids); };
-  return CallWithReconnect(what, call, fm::QueryHint);
+  return CallWithReconnect(what, call, adapters::fm::QueryHint);
 }
 
 }  // namespace gfp::simworld

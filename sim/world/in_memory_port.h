@@ -19,7 +19,7 @@
 
 namespace gfp::simworld {
 
-class InMemoryFabricPort final : public plugin::FabricPort {
+class InMemoryFabricPort final : public plugin::core::FabricPort {
  public:
   // `process` numbers the plugin process this port belongs to (FM's call log names it).
   InMemoryFabricPort(InMemoryFm& fm, std::string address, std::chrono::milliseconds deadline,
@@ -32,19 +32,24 @@ class InMemoryFabricPort final : public plugin::FabricPort {
   Result<std::vector<events::Partition>> FabricState(events::FmResult* failure) override;
   events::FmResult Carry(const sm::Effect& effect) override;
 
- private:
-  fm::FmStatus ConnectNow();
-  fm::FmStatus ConnectWithStruct(int struct_version);
-  // One call on the current connection: late, "not attempted", or FM's code.
-  fm::FmStatus RunCall(const std::string& what, FmCall call, const fm::Hint& hint);
-  // (Re)connects first when needed, and again after CONNECTION_NOT_VALID, up to 3 times.
-  fm::FmStatus CallWithReconnect(const std::string& what, const FmCall& call, const fm::Hint& hint);
-  bool waiting_for_late_call() const;
+  // The SDK client's partition calls, named as FabricManagerClient names them (Carry maps an
+  // effect onto them with plugin::core::CarryOn, as FmLibraryPort does).
+  adapters::fm::FmStatus Activate(std::uint32_t id);
+  adapters::fm::FmStatus ActivatePartitionWithVfs(std::uint32_t id,
+                                                  const std::vector<std::string>& vf_bdfs);
+  adapters::fm::FmStatus Deactivate(std::uint32_t id);
+  adapters::fm::FmStatus SetActivatedPartitions(const std::vector<std::uint32_t>& ids);
 
-  fm::FmStatus Activate(std::uint32_t id);
-  fm::FmStatus ActivateWithVfs(std::uint32_t id, const std::vector<std::string>& vf_bdfs);
-  fm::FmStatus Deactivate(std::uint32_t id);
-  fm::FmStatus SetActivated(const std::vector<std::uint32_t>& ids);
+ private:
+  adapters::fm::FmStatus ConnectNow();
+  adapters::fm::FmStatus ConnectWithStruct(int struct_version);
+  // One call on the current connection: late, "not attempted", or FM's code.
+  adapters::fm::FmStatus RunCall(const std::string& what, FmCall call,
+                                 const adapters::fm::Hint& hint);
+  // (Re)connects first when needed, and again after CONNECTION_NOT_VALID, up to 3 times.
+  adapters::fm::FmStatus CallWithReconnect(const std::string& what, const FmCall& call,
+                                           const adapters::fm::Hint& hint);
+  bool waiting_for_late_call() const;
 
   InMemoryFm& fm_;
   const std::string address_;

@@ -21,31 +21,19 @@ ServeSetup SetupFor(const ProcessWorldOptions& options) {
 }  // namespace
 
 Result<std::unique_ptr<ProcessWorld>> ProcessWorld::Create(ProcessWorldOptions options) {
-  std::error_code ec;
-  std::filesystem::create_directories(options.dir, ec);
-  if (ec) return Internal("cannot create " + options.dir.string() + ": " + ec.message());
-  GFP_ASSIGN_OR_RETURN(sim::FakeNode node,
-                       sim::BuildFakeNode(options.dir / "node", sim::FakeNodeSpec{}));
-  GFP_ASSIGN_OR_RETURN(fmsim::FmSimControl fabric,
-                       fmsim::FmSimControl::Create(SetupFor(options).fm_state().string(), "h100"));
-  std::unique_ptr<ProcessWorld> world(
-      new ProcessWorld(std::move(options), std::move(node), fabric));
-  kubelet::FakeKubeletOptions k;
-  k.device_plugin_dir = world->setup_.device_plugin_dir();
-  k.pod_resources_socket = world->setup_.pod_resources_socket();
-  std::filesystem::create_directories(k.device_plugin_dir, ec);
-  std::filesystem::create_directories(k.pod_resources_socket.parent_path(), ec);
-  world->kubelet_ = std::make_unique<kubelet::FakeKubelet>(k);
-  GFP_RETURN_IF_ERROR(world->kubelet_->Start());
-  return world;
+  ServeSetup setup = SetupFor(options);
+  GFP_ASSIGN_OR_RETURN(WorldParts parts,
+                       AssembleWorld(setup, options.node, std::chrono::seconds(60)));
+  return std::unique_ptr<ProcessWorld>(
+      new ProcessWorld(std::move(options), std::move(setup), std::move(parts)));
 }
 
-ProcessWorld::ProcessWorld(ProcessWorldOptions options, sim::FakeNode node,
-                           fmsim::FmSimControl fabric)
+ProcessWorld::ProcessWorld(ProcessWorldOptions options, ServeSetup setup, WorldParts parts)
     : options_(std::move(options)),
-      setup_(SetupFor(options_)),
-      node_(std::move(node)),
-      fabric_(std::make_unique<fmsim::FmSimControl>(std::move(fabric))) {}
+      setup_(std::move(setup)),
+      node_(std::move(parts.node)),
+      fabric_(std::make_unique<fmsim::FmSimControl>(std::move(parts.fabric))),
+      kubelet_(std::move(parts.kubelet)) {}
 
 ProcessWorld::~ProcessWorld() {
   serve_.reset();  // SIGKILLs a serve still running
@@ -97,23 +85,36 @@ Status ProcessWorld::Eventually(const std::function<Status()>& check,
 }
 
 Status ProcessWorld::WaitRegisteredAndHealthy(int min_registrations) {
-  return Eventually([&]() -> Status {
-    if (auto code = PluginExited()) {
-      return Internal("serve exited with code " + std::to_string(*code) + " (see " +
-                      log_path().string() + ")");
+  return Eventually([&] { return CheckRegisteredAndHealthy(min_registrations); });
+}
+
+Status ProcessWorld::CheckRegisteredAndHealthy(int min_registrations) {
+  if (auto code = PluginExited()) {
+    return Internal("serve exited with code " + std::to_string(*code) + " (see " +
+                    log_path().string() + ")");
+  }
+  if (resource_.empty()) {
+    for (const auto& attempt : kubelet_->RegistrationLog()) {
+      if (attempt.status.ok()) {
+        resource_ = attempt.request.resource_name();
+        break;
+      }
     }
-    auto r = kubelet_->Resource(resource_);
-    if (!r || r->registrations < min_registrations || !r->connected) {
-      return Unavailable(resource_ + " is not registered with kubelet yet");
-    }
-    int healthy = 0;
-    for (const auto& d : r->devices) healthy += d.health() == "Healthy";
-    if (healthy != static_cast<int>(node_.gpus.size())) {
-      return Unavailable(std::to_string(healthy) + " of " + std::to_string(node_.gpus.size()) +
-                         " devices Healthy");
-    }
-    return Status::Ok();
-  });
+    if (resource_.empty()) return Unavailable("serve has not registered with kubelet yet");
+  }
+  auto r = kubelet_->Resource(resource_);
+  if (!r || r->registrations < min_registrations || !r->connected) {
+    return Unavailable(resource_ + " is not registered with kubelet yet");
+  }
+  int healthy = 0;
+  for (const auto& d : r->devices) healthy += d.health() == "Healthy";
+  // Whole GPUs: one device each. A vGPU node's count depends on its types: all Healthy.
+  const std::size_t expected = node_.vgpu_preset ? r->devices.size() : node_.gpus.size();
+  if (healthy == 0 || healthy != static_cast<int>(expected)) {
+    return Unavailable(std::to_string(healthy) + " of " + std::to_string(expected) +
+                       " devices Healthy");
+  }
+  return Status::Ok();
 }
 
 Result<sm::State> ProcessWorld::JournalState() const {

@@ -1,4 +1,4 @@
-// A simulated world with `serve` as a real process: a fake HGX H100 node tree, the simulated
+// A simulated world with `serve` as a real process: a fake node tree (world_parts.h), the simulated
 // Fabric Manager (libnvfm-sim.so, loaded by serve through its own dlopen path; its state in a
 // file this side drives with FmSimControl), a fake kubelet with PodResources over real gRPC, and
 // `serve` started as a child process with the command line serve_setup.h makes. The demo and the
@@ -19,12 +19,14 @@
 #include "sim/kubelet/fake_kubelet.h"
 #include "sim/node/fake_node.h"
 #include "sim/world/serve_setup.h"
+#include "sim/world/world_parts.h"
 #include "statemachine/state.h"
 
 namespace gfp::simworld {
 
 struct ProcessWorldOptions {
   std::filesystem::path dir;            // everything lives here
+  NodeKind node;                        // an HGX H100 unless told
   std::filesystem::path fm_library;     // libnvfm-sim.so
   std::filesystem::path plugin_binary;  // gpu-fabric-plugin
   std::chrono::milliseconds reconcile_interval{200};
@@ -60,12 +62,14 @@ class ProcessWorld {
   kubelet::FakeKubelet& kubelet() { return *kubelet_; }
   fmsim::FmSimControl& fabric() { return *fabric_; }
   const sim::FakeNode& node() const { return node_; }
+  // The resource serve registered, known once WaitRegisteredAndHealthy succeeded.
   const std::string& resource() const { return resource_; }
   std::filesystem::path journal_path() const { return setup_.journal(); }
   std::filesystem::path log_path() const { return options_.dir / "serve.log"; }
 
  private:
-  ProcessWorld(ProcessWorldOptions options, sim::FakeNode node, fmsim::FmSimControl fabric);
+  ProcessWorld(ProcessWorldOptions options, ServeSetup setup, WorldParts parts);
+  Status CheckRegisteredAndHealthy(int min_registrations);
 
   ProcessWorldOptions options_;
   ServeSetup setup_;
@@ -73,7 +77,7 @@ class ProcessWorld {
   std::unique_ptr<fmsim::FmSimControl> fabric_;
   std::unique_ptr<kubelet::FakeKubelet> kubelet_;
   std::unique_ptr<process::ChildProcess> serve_;
-  std::string resource_ = "nvidia.com/GH100_H100_SXM5_80GB";
+  std::string resource_;
 };
 
 }  // namespace gfp::simworld

@@ -14,18 +14,6 @@ std::string Millis(std::chrono::milliseconds duration) {
 
 }  // namespace
 
-const char* FmTableFor(sim::NodePreset preset) {
-  switch (preset) {
-    case sim::NodePreset::kHgxH100:
-      return "h100";
-    case sim::NodePreset::kHgxB200:
-      return "b200";
-    case sim::NodePreset::kHgxA100x16:
-      return "a100";
-  }
-  return "h100";
-}
-
 std::vector<std::string> ServeArgs(const ServeSetup& setup, const sim::FakeNode& node,
                                    const std::map<std::string, std::string>& overrides) {
   std::vector<std::pair<std::string, std::string>> flags = {

@@ -21,9 +21,6 @@ namespace gfp::simworld {
 // needs no socket; the path only has to be well formed).
 inline constexpr const char* kFmAddress = "/run/nvidia-fabricmanager/fmpm.sock";
 
-// The simulated FM's partition table for a node preset ("h100", "a100", "b200").
-const char* FmTableFor(sim::NodePreset preset);
-
 struct ServeSetup {
   std::filesystem::path dir;  // the world's folder
   std::string fm_address = kFmAddress;

@@ -111,7 +111,7 @@ void PrintHistoryLine(const store::StoredEvent& stored, const events::Event& e, 
   line += "  ";
   line += EscapeControl(sm::EventTypeName(e));
   line += "  ";
-  line += EscapeControl(sm::SummarizeEvent(e));
+  line += EscapeControl(journal_text::SummarizeEvent(e));
   line += '\n';
   std::cout.write(line.data(), static_cast<std::streamsize>(line.size()));
 }

@@ -18,14 +18,14 @@ constexpr std::size_t kMaxMappingFileBytes = 1024 * 1024;  // as serve reads it
 Status CheckAgainstSysfs(const adapters::mapping::ModuleMapping& mapping,
                          const std::filesystem::path& sysfs_root, const std::string& context,
                          MappingCheckReport* report) {
-  auto discovery = adapters::DiscoverVfioDevices(sysfs_root);
+  auto discovery = adapters::host::DiscoverVfioDevices(sysfs_root);
   if (!discovery.ok()) {
     return discovery.status().WithContext("cannot scan sysfs " +
                                           EscapeControl(sysfs_root.string()));
   }
   for (const std::string& warning : discovery->warnings) report->notes.push_back(warning);
   std::set<std::string> on_vfio;
-  for (const adapters::PciDevice& device : discovery->devices) {
+  for (const adapters::host::PciDevice& device : discovery->devices) {
     on_vfio.insert(device.bdf);
     if (!mapping.ModuleOf(device.bdf)) {
       report->problems.push_back(context + ": GPU " + device.bdf + " (on " + device.driver +
@@ -40,7 +40,7 @@ Status CheckAgainstSysfs(const adapters::mapping::ModuleMapping& mapping,
     if (on_vfio.count(bdf) != 0) continue;
     const std::string entry =
         context + ": entry " + bdf + " (module " + std::to_string(module_id) + ")";
-    auto exists = adapters::PathExists(adapters::PciDevicePath(sysfs_root, bdf));
+    auto exists = adapters::host::PathExists(adapters::host::PciDevicePath(sysfs_root, bdf));
     if (!exists.ok()) return exists.status().WithContext("cannot check " + bdf + " in sysfs");
     if (*exists) {
       report->notes.push_back(entry + ": GPU is not on a VFIO driver; not handed to VMs now");
@@ -54,11 +54,11 @@ Status CheckAgainstSysfs(const adapters::mapping::ModuleMapping& mapping,
 // Every module of every supported partition is mapped; every entry's module is in FM's table;
 // where FM reports bus ids, they agree with the file.
 void CheckAgainstFm(const adapters::mapping::ModuleMapping& mapping,
-                    const std::vector<fm::PartitionInfo>& partitions, const std::string& context,
-                    MappingCheckReport* report) {
+                    const std::vector<adapters::fm::PartitionInfo>& partitions,
+                    const std::string& context, MappingCheckReport* report) {
   std::map<std::uint32_t, std::vector<std::uint32_t>> partitions_by_module;
   std::map<std::uint32_t, std::string> fm_bdf_by_module;
-  for (const fm::PartitionInfo& partition : partitions) {
+  for (const adapters::fm::PartitionInfo& partition : partitions) {
     for (std::uint32_t module_id : partition.physical_ids) {
       partitions_by_module[module_id].push_back(partition.id);
     }
@@ -95,9 +95,9 @@ void CheckAgainstFm(const adapters::mapping::ModuleMapping& mapping,
 
 Result<MappingCheckReport> CheckModuleMappingFile(
     const std::filesystem::path& mapping_file, const std::filesystem::path& sysfs_root,
-    const std::optional<std::vector<fm::PartitionInfo>>& fm_partitions) {
+    const std::optional<std::vector<adapters::fm::PartitionInfo>>& fm_partitions) {
   const std::string context = "module mapping " + EscapeControl(mapping_file.string());
-  auto text = adapters::ReadWholeFile(mapping_file, kMaxMappingFileBytes);
+  auto text = adapters::host::ReadWholeFile(mapping_file, kMaxMappingFileBytes);
   if (!text.ok()) return text.status().WithContext(context + ": cannot read file");
   MappingCheckReport report;
   auto mapping = adapters::mapping::ParseModuleMapping(*text, mapping_file.string());

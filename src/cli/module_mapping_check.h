@@ -22,6 +22,6 @@ struct MappingCheckReport {
 // is a problem line. `fm_partitions` is FM's supported partitions, when checked against FM.
 Result<MappingCheckReport> CheckModuleMappingFile(
     const std::filesystem::path& mapping_file, const std::filesystem::path& sysfs_root,
-    const std::optional<std::vector<fm::PartitionInfo>>& fm_partitions);
+    const std::optional<std::vector<adapters::fm::PartitionInfo>>& fm_partitions);
 
 }  // namespace gfp::cli

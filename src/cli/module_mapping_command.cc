@@ -49,7 +49,7 @@ Result<std::string> ReadStdin(std::size_t max_bytes) {
   while (true) {
     const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return adapters::ErrnoStatus(errno);
+    if (n < 0) return adapters::host::ErrnoStatus(errno);
     if (n == 0) return content;
     content.append(buffer, static_cast<std::size_t>(n));
     if (content.size() > max_bytes) {
@@ -71,7 +71,7 @@ Status CheckEnvironment(const CLI::App& command) {
 int GenerateFromNvidiaSmi(const std::string& input) {
   const std::string source = input == "-" ? "<stdin>" : input;
   auto text = input == "-" ? ReadStdin(kMaxNvidiaSmiBytes)
-                           : adapters::ReadWholeFile(input, kMaxNvidiaSmiBytes);
+                           : adapters::host::ReadWholeFile(input, kMaxNvidiaSmiBytes);
   if (!text.ok()) {
     return Fail(kExitUnreadable, "cannot read nvidia-smi output " + EscapeControl(source) + ": " +
                                      text.status().message());
@@ -110,7 +110,7 @@ int Check(const CheckFlags& flags, const CLI::App& command) {
   }
   auto with_fm = ParseBoolFlag("fabric-manager", flags.fabric_manager);
   if (!with_fm.ok()) return Fail(kExitUnreadable, with_fm.status().message());
-  std::optional<std::vector<fm::PartitionInfo>> partitions;
+  std::optional<std::vector<adapters::fm::PartitionInfo>> partitions;
   if (*with_fm) {
     auto read = ReadFmPartitions(flags.fm);
     if (!read.ok()) return Fail(kExitUnreadable, read.status().message());

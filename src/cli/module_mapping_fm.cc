@@ -13,7 +13,7 @@ namespace {
 // What FM reports for a GPU it does not give a PCI address for (fabric-manager.md §3.7).
 bool IsEmptyBusId(const std::string& bus_id) {
   if (bus_id.empty()) return true;
-  auto bdf = adapters::NormalizeBdf(bus_id);
+  auto bdf = adapters::host::NormalizeBdf(bus_id);
   return bdf.ok() && *bdf == "0000:00:00.0";
 }
 
@@ -24,7 +24,7 @@ struct BusIdTable {
 };
 
 // Adds one GPU of `partition`; the same module must always be at the same address.
-Status AddGpu(const fm::PartitionInfo& partition, std::uint32_t module_id,
+Status AddGpu(const adapters::fm::PartitionInfo& partition, std::uint32_t module_id,
               const std::string& bus_id, BusIdTable* table) {
   const std::string where = "Fabric Manager partition " + std::to_string(partition.id) +
                             ", module " + std::to_string(module_id);
@@ -32,7 +32,7 @@ Status AddGpu(const fm::PartitionInfo& partition, std::uint32_t module_id,
     table->without_bus_id.insert(module_id);
     return Status::Ok();
   }
-  auto bdf = adapters::NormalizeBdf(bus_id);
+  auto bdf = adapters::host::NormalizeBdf(bus_id);
   if (!bdf.ok()) {
     return InvalidArgument(where + ": pciBusId \"" + EscapeAndTruncate(bus_id, 64) +
                            "\" is not a PCI address");
@@ -58,13 +58,13 @@ std::string JoinIds(const std::vector<std::uint32_t>& ids) {
   return out;
 }
 
-Result<std::vector<fm::PartitionInfo>> ReadFmPartitions(const FmFlags& flags) {
-  fm::FabricManagerConfig config;
+Result<std::vector<adapters::fm::PartitionInfo>> ReadFmPartitions(const FmFlags& flags) {
+  adapters::fm::FabricManagerConfig config;
   config.address = flags.address;
   config.library_path = flags.library;
-  auto client = fm::FabricManagerClient::Create(config);
+  auto client = adapters::fm::FabricManagerClient::Create(config);
   if (!client.ok()) return client.status().WithContext("cannot use Fabric Manager");
-  if (fm::FmStatus connected = (*client)->Connect(); !connected.ok()) {
+  if (adapters::fm::FmStatus connected = (*client)->Connect(); !connected.ok()) {
     return connected.status().WithContext("cannot connect to Fabric Manager at " +
                                           EscapeControl(flags.address));
   }
@@ -76,9 +76,9 @@ Result<std::vector<fm::PartitionInfo>> ReadFmPartitions(const FmFlags& flags) {
 }
 
 Result<std::map<std::string, std::uint32_t>> MappingFromFmPartitions(
-    const std::vector<fm::PartitionInfo>& partitions) {
+    const std::vector<adapters::fm::PartitionInfo>& partitions) {
   BusIdTable table;
-  for (const fm::PartitionInfo& partition : partitions) {
+  for (const adapters::fm::PartitionInfo& partition : partitions) {
     for (std::size_t g = 0; g < partition.physical_ids.size(); ++g) {
       const std::string bus_id = g < partition.pci_bus_ids.size() ? partition.pci_bus_ids[g] : "";
       GFP_RETURN_IF_ERROR(AddGpu(partition, partition.physical_ids[g], bus_id, &table));

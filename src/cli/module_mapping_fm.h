@@ -18,13 +18,13 @@ struct FmFlags {
 };
 
 // Loads the library, connects and reads the supported partitions; the error names the step.
-Result<std::vector<fm::PartitionInfo>> ReadFmPartitions(const FmFlags& flags);
+Result<std::vector<adapters::fm::PartitionInfo>> ReadFmPartitions(const FmFlags& flags);
 
 // Canonical BDF -> module id from the partitions' pciBusId fields. FailedPrecondition naming the
 // modules when FM reports no bus id for some GPU (H100 and later leave it empty), InvalidArgument
 // when the table contradicts itself (one module at two bus ids, one bus id for two modules).
 Result<std::map<std::string, std::uint32_t>> MappingFromFmPartitions(
-    const std::vector<fm::PartitionInfo>& partitions);
+    const std::vector<adapters::fm::PartitionInfo>& partitions);
 
 // The module ids of one partition, "1, 2, 3" style, for messages.
 std::string JoinIds(const std::vector<std::uint32_t>& ids);

@@ -15,13 +15,13 @@ std::string Flag(const std::string& name, const std::filesystem::path& value) {
 }
 
 Status CheckRegularFileFlag(const std::string& name, const std::filesystem::path& value) {
-  Status status = adapters::CheckIsRegularFile(value);
+  Status status = adapters::host::CheckIsRegularFile(value);
   if (status.ok()) return status;
   return Status(status.code(), Flag(name, value) + " " + status.message());
 }
 
 Status CheckDirectoryFlag(const std::string& name, const std::filesystem::path& value) {
-  Status status = adapters::CheckIsDirectory(value);
+  Status status = adapters::host::CheckIsDirectory(value);
   if (status.ok()) return status;
   return Status(status.code(), Flag(name, value) + " " + status.message());
 }
@@ -29,13 +29,13 @@ Status CheckDirectoryFlag(const std::string& name, const std::filesystem::path& 
 // The journal may not exist yet (it is created, with missing parent folders); what exists of
 // the path must allow that: the file itself regular, the nearest existing ancestor a folder.
 Status CheckJournalFlag(const std::filesystem::path& journal) {
-  if (adapters::CheckIsRegularFile(journal).code() != ErrorCode::kNotFound) {
+  if (adapters::host::CheckIsRegularFile(journal).code() != ErrorCode::kNotFound) {
     return CheckRegularFileFlag("journal", journal);
   }
   std::error_code ignored;
   auto parent = std::filesystem::absolute(journal, ignored).parent_path();
   while (true) {
-    Status status = adapters::CheckIsDirectory(parent);
+    Status status = adapters::host::CheckIsDirectory(parent);
     if (status.ok()) return status;
     if (status.code() != ErrorCode::kNotFound) {
       return Status(status.code(), Flag("journal", journal) + ": " +
@@ -49,7 +49,7 @@ Status CheckJournalFlag(const std::filesystem::path& journal) {
 }
 
 Status CheckFabricManagerFlags(const plugin::ServeConfig& config) {
-  if (auto address = fm::ParseFmAddress(config.fm_address); !address.ok()) {
+  if (auto address = adapters::fm::ParseFmAddress(config.fm_address); !address.ok()) {
     return address.status().WithContext("--fm-address");
   }
   GFP_RETURN_IF_ERROR(CheckRegularFileFlag("pci-module-mapping", config.pci_module_mapping));
@@ -60,7 +60,8 @@ Status CheckFabricManagerFlags(const plugin::ServeConfig& config) {
   return Status::Ok();
 }
 
-// SPEC §8.2: the labels count Fabric Manager partitions; the path as plugin::CheckNodeLabelsPath.
+// SPEC §8.2: the labels count Fabric Manager partitions; the path as
+// plugin::labels::CheckNodeLabelsPath.
 Status CheckNodeLabelsFileFlag(const plugin::ServeConfig& config) {
   const std::string flag = Flag("node-labels-file", config.node_labels_file);
   if (!config.fabric_manager) {
@@ -75,7 +76,7 @@ Status CheckNodeLabelsFileFlag(const plugin::ServeConfig& config) {
       return InvalidArgument(flag + " is the journal's own file (--journal)");
     }
   }
-  Status status = plugin::CheckNodeLabelsPath(config.node_labels_file);
+  Status status = plugin::labels::CheckNodeLabelsPath(config.node_labels_file);
   if (status.ok()) return status;
   const bool colon = status.message().rfind(':', 0) == 0;
   return Status(status.code(), flag + (colon ? "" : " ") + status.message());

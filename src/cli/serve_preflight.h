@@ -11,8 +11,8 @@ namespace gfp::cli {
 // non-regular file and its nearest existing ancestor is a directory; --pci-ids (when given) is a
 // regular file; with --fabric-manager: --fm-address parses, --pci-module-mapping is a regular
 // file, and --fm-library, when it is a path (contains '/'), is a regular file; --node-labels-file
-// (when given) needs --fabric-manager and passes plugin::CheckNodeLabelsPath. Messages name the
-// flag and its (escaped) value: "--pci-ids=/x is not a regular file (a FIFO)".
+// (when given) needs --fabric-manager and passes plugin::labels::CheckNodeLabelsPath. Messages name
+// the flag and its (escaped) value: "--pci-ids=/x is not a regular file (a FIFO)".
 Status CheckServeConfig(const plugin::ServeConfig& config);
 
 }  // namespace gfp::cli

@@ -14,7 +14,7 @@
 
 #include "common/status.h"
 
-namespace gfp::fm_code {
+namespace gfp::fm_codes {
 
 // Unscoped, so a value compares with the plain int an FM call returns.
 enum Value : int {
@@ -115,4 +115,4 @@ constexpr ErrorCode Category(int code) {
   return info ? info->category : ErrorCode::kInternal;
 }
 
-}  // namespace gfp::fm_code
+}  // namespace gfp::fm_codes

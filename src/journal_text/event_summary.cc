@@ -6,7 +6,7 @@
 #include "common/strings.h"
 #include "statemachine/state.h"
 
-namespace gfp::sm {
+namespace gfp::journal_text {
 namespace {
 
 using events::Event;
@@ -25,12 +25,12 @@ std::string Vfs(const google::protobuf::RepeatedPtrField<std::string>& vfs) {
 // " (2 passthrough, 4 vgpu-vf)": how many devices of each kind, when any is not passthrough.
 std::string KindCounts(const events::InventoryObserved& x) {
   std::map<int, int> counts;
-  for (const auto& d : x.devices()) ++counts[static_cast<int>(DeviceKindOf(d.kind()))];
+  for (const auto& d : x.devices()) ++counts[static_cast<int>(sm::DeviceKindOf(d.kind()))];
   if (counts.empty() || (counts.size() == 1 && counts.begin()->first == 0)) return "";
   std::string out;
   for (const auto& [kind, n] : counts) {
     out += (out.empty() ? " (" : ", ") + std::to_string(n) + " " +
-           DeviceKindName(static_cast<DeviceKind>(kind));
+           sm::DeviceKindName(static_cast<sm::DeviceKind>(kind));
   }
   return out + ")";
 }
@@ -224,4 +224,4 @@ std::string SummarizeEvent(const Event& e) {
   return o.str();
 }
 
-}  // namespace gfp::sm
+}  // namespace gfp::journal_text

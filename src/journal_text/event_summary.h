@@ -6,10 +6,10 @@
 
 #include "statemachine/events.pb.h"
 
-namespace gfp::sm {
+namespace gfp::journal_text {
 
 // One line, readable: "alloc-3 granted partition 1". The text is not escaped: fields may hold
 // outside text (IDs, FM messages), so callers escape it before printing.
 std::string SummarizeEvent(const events::Event& event);
 
-}  // namespace gfp::sm
+}  // namespace gfp::journal_text

@@ -11,14 +11,14 @@
 namespace gfp::plugin {
 namespace {
 
-Result<adapters::PciIds> LoadNames(const ServeConfig& config) {
-  if (!config.pci_ids.empty()) return adapters::LoadPciIds(config.pci_ids);
-  auto found = adapters::FindPciIdsFile();
+Result<adapters::host::PciIds> LoadNames(const ServeConfig& config) {
+  if (!config.pci_ids.empty()) return adapters::host::LoadPciIds(config.pci_ids);
+  auto found = adapters::host::FindPciIdsFile();
   if (!found.ok()) {
     spdlog::warn("{}; resources are named by raw device id", found.status().message());
-    return adapters::PciIds();
+    return adapters::host::PciIds();
   }
-  return adapters::LoadPciIds(*found);
+  return adapters::host::LoadPciIds(*found);
 }
 
 Result<std::unique_ptr<engine::Engine>> OpenJournal(const ServeConfig& config,
@@ -33,10 +33,10 @@ Result<std::unique_ptr<engine::Engine>> OpenJournal(const ServeConfig& config,
   return engine;
 }
 
-Result<std::unique_ptr<FabricPort>> MakeFabricPort(const ServeConfig& config,
-                                                   const CoreOverrides& overrides) {
+Result<std::unique_ptr<core::FabricPort>> MakeFabricPort(const ServeConfig& config,
+                                                         const CoreOverrides& overrides) {
   if (overrides.fabric) return overrides.fabric(config);
-  fm::FabricManagerConfig fm_config;
+  adapters::fm::FabricManagerConfig fm_config;
   fm_config.library_path = config.fm_library;
   fm_config.address = config.fm_address;
   fm_config.call_deadline = config.fm_call_deadline;
@@ -46,18 +46,20 @@ Result<std::unique_ptr<FabricPort>> MakeFabricPort(const ServeConfig& config,
   if (overrides.fm_reconnect_backoff_max) {
     fm_config.reconnect_backoff_max = *overrides.fm_reconnect_backoff_max;
   }
-  GFP_ASSIGN_OR_RETURN(auto client, fm::FabricManagerClient::Create(fm_config));
-  return std::unique_ptr<FabricPort>(std::make_unique<FmLibraryPort>(std::move(client)));
+  GFP_ASSIGN_OR_RETURN(auto client, adapters::fm::FabricManagerClient::Create(fm_config));
+  return std::unique_ptr<core::FabricPort>(
+      std::make_unique<core::FmLibraryPort>(std::move(client)));
 }
 
 }  // namespace
 
-Result<std::unique_ptr<PluginCore>> BuildCore(const ServeConfig& config, const std::string& version,
-                                              Clock clock, const CoreOverrides& overrides) {
+Result<std::unique_ptr<core::PluginCore>> BuildCore(const ServeConfig& config,
+                                                    const std::string& version, core::Clock clock,
+                                                    const CoreOverrides& overrides) {
   GFP_ASSIGN_OR_RETURN(auto engine, OpenJournal(config, overrides.engine));
-  GFP_ASSIGN_OR_RETURN(adapters::PciIds names, LoadNames(config));
-  GFP_ASSIGN_OR_RETURN(NodeInventory inventory,
-                       ScanNode(config.sysfs_root, config.dev_root, names));
+  GFP_ASSIGN_OR_RETURN(adapters::host::PciIds names, LoadNames(config));
+  GFP_ASSIGN_OR_RETURN(core::NodeInventory inventory,
+                       core::ScanNode(config.sysfs_root, config.dev_root, names));
   if (inventory.resources.empty()) {
     spdlog::warn(
         "no NVIDIA device to serve under {} (no GPU on a VFIO driver, no vGPU VF, no mdev)",
@@ -65,17 +67,18 @@ Result<std::unique_ptr<PluginCore>> BuildCore(const ServeConfig& config, const s
   }
 
   std::optional<adapters::mapping::ModuleMapping> mapping;
-  std::unique_ptr<FabricPort> fabric;
+  std::unique_ptr<core::FabricPort> fabric;
   if (config.fabric_manager) {
-    GFP_RETURN_IF_ERROR(CheckOneFabricMode(inventory));
+    GFP_RETURN_IF_ERROR(core::CheckOneFabricMode(inventory));
     GFP_ASSIGN_OR_RETURN(auto checked, adapters::mapping::LoadModuleMappingFor(
                                            config.pci_module_mapping, inventory.FabricGpuBdfs()));
     for (const auto& warning : checked.warnings) spdlog::warn("{}", warning);
     mapping = std::move(checked.mapping);
     GFP_ASSIGN_OR_RETURN(fabric, MakeFabricPort(config, overrides));
   }
-  auto core = std::make_unique<PluginCore>(config, std::move(engine), std::move(inventory),
-                                           std::move(mapping), std::move(fabric), std::move(clock));
+  auto core =
+      std::make_unique<core::PluginCore>(config, std::move(engine), std::move(inventory),
+                                         std::move(mapping), std::move(fabric), std::move(clock));
   GFP_RETURN_IF_ERROR(core->Start(version));
   return core;
 }

@@ -26,14 +26,15 @@ struct CoreOverrides {
   std::optional<std::chrono::milliseconds> fm_reconnect_backoff_max;
   // With --fabric-manager: builds the FabricPort instead of the SDK client (the deterministic
   // simulation's in-memory Fabric Manager). Unset: FmLibraryPort over config.fm_library.
-  std::function<Result<std::unique_ptr<FabricPort>>(const ServeConfig&)> fabric;
+  std::function<Result<std::unique_ptr<core::FabricPort>>(const ServeConfig&)> fabric;
 };
 
 // Opens and recovers the journal, scans the node, loads pci.ids and (with Fabric Manager) the
 // module mapping and the FM library, builds the PluginCore and journals its start. Errors are
 // start-up errors. The core has not talked to Fabric Manager yet (SyncFabricManager does).
-Result<std::unique_ptr<PluginCore>> BuildCore(const ServeConfig& config, const std::string& version,
-                                              Clock clock = SystemClock,
-                                              const CoreOverrides& overrides = {});
+Result<std::unique_ptr<core::PluginCore>> BuildCore(const ServeConfig& config,
+                                                    const std::string& version,
+                                                    core::Clock clock = core::SystemClock,
+                                                    const CoreOverrides& overrides = {});
 
 }  // namespace gfp::plugin

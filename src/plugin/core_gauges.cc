@@ -5,18 +5,18 @@
 namespace gfp::plugin {
 namespace {
 
-std::uint64_t FirstDamagedSeq(PluginCore& core) {
+std::uint64_t FirstDamagedSeq(core::PluginCore& core) {
   const store::BackgroundVerifier* verifier = core.engine().background_verification();
   return verifier ? verifier->first_damaged_seq() : 0;
 }
 
 }  // namespace
 
-metrics::GaugeValues CollectGauges(PluginCore& core) {
+metrics::GaugeValues CollectGauges(core::PluginCore& core) {
   metrics::GaugeValues values;
   for (const auto& resource : core.inventory().resources) {
     metrics::ResourceDeviceCount count{resource.naming.resource_name, 0, 0};
-    for (const DeviceView& device : core.Devices(resource.naming.resource_name)) {
+    for (const core::DeviceView& device : core.Devices(resource.naming.resource_name)) {
       ++(device.healthy ? count.healthy : count.unhealthy);
     }
     values.devices.push_back(std::move(count));
@@ -34,7 +34,7 @@ metrics::GaugeValues CollectGauges(PluginCore& core) {
 }
 
 metrics::ReadinessInputs CollectReadiness(
-    PluginCore& core, const std::vector<std::unique_ptr<ResourceServer>>& servers) {
+    core::PluginCore& core, const std::vector<std::unique_ptr<rpc::ResourceServer>>& servers) {
   metrics::ReadinessInputs inputs;
   for (const auto& server : servers) {
     if (!server->registered())
@@ -48,8 +48,8 @@ metrics::ReadinessInputs CollectReadiness(
   return inputs;
 }
 
-void CorePublisher::PublishIfChanged(PluginCore& core,
-                                     const std::vector<std::unique_ptr<ResourceServer>>& servers) {
+void CorePublisher::PublishIfChanged(
+    core::PluginCore& core, const std::vector<std::unique_ptr<rpc::ResourceServer>>& servers) {
   std::string not_ready = metrics::NotReadyReason(CollectReadiness(core, servers));
   if (not_ready != not_ready_ || !published_) {
     probes_.SetNotReadyReason(not_ready);

@@ -8,16 +8,16 @@
 #include <vector>
 
 #include "plugin/core/plugin_core.h"
-#include "plugin/grpc/resource_server.h"
 #include "plugin/metrics/metrics_registry.h"
 #include "plugin/metrics/probe_state.h"
+#include "plugin/rpc/resource_server.h"
 
 namespace gfp::plugin {
 
-metrics::GaugeValues CollectGauges(PluginCore& core);
+metrics::GaugeValues CollectGauges(core::PluginCore& core);
 
 metrics::ReadinessInputs CollectReadiness(
-    PluginCore& core, const std::vector<std::unique_ptr<ResourceServer>>& servers);
+    core::PluginCore& core, const std::vector<std::unique_ptr<rpc::ResourceServer>>& servers);
 
 // Publishes gauges and readiness when something they depend on changed since the last call
 // (the core's device-view version, the journal's last seq, FM usability, journal damage).
@@ -25,8 +25,8 @@ class CorePublisher {
  public:
   CorePublisher(metrics::MetricsRegistry& registry, metrics::ProbeState& probes)
       : registry_(registry), probes_(probes) {}
-  void PublishIfChanged(PluginCore& core,
-                        const std::vector<std::unique_ptr<ResourceServer>>& servers);
+  void PublishIfChanged(core::PluginCore& core,
+                        const std::vector<std::unique_ptr<rpc::ResourceServer>>& servers);
 
  private:
   metrics::MetricsRegistry& registry_;

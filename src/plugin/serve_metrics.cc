@@ -18,14 +18,14 @@ Result<std::unique_ptr<ServeMetrics>> ServeMetrics::Start(
   return metrics;
 }
 
-void ServeMetrics::Attach(PluginCore& core) {
+void ServeMetrics::Attach(core::PluginCore& core) {
   core.SetObserver(&registry_);
   core.engine().SetAppendObserver(
       [registry = &registry_](double seconds) { registry->RecordJournalAppend(seconds); });
 }
 
-void ServeMetrics::LoopTurned(PluginCore& core,
-                              const std::vector<std::unique_ptr<ResourceServer>>& servers) {
+void ServeMetrics::LoopTurned(core::PluginCore& core,
+                              const std::vector<std::unique_ptr<rpc::ResourceServer>>& servers) {
   probes_.LoopTurned(metrics::ProbeState::Steady::now());
   publisher_.PublishIfChanged(core, servers);
 }

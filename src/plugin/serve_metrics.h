@@ -11,10 +11,10 @@
 #include "common/status.h"
 #include "plugin/core/plugin_core.h"
 #include "plugin/core_gauges.h"
-#include "plugin/grpc/resource_server.h"
 #include "plugin/metrics/http_endpoint.h"
 #include "plugin/metrics/metrics_registry.h"
 #include "plugin/metrics/probe_state.h"
+#include "plugin/rpc/resource_server.h"
 
 namespace gfp::plugin {
 
@@ -28,10 +28,11 @@ class ServeMetrics {
 
   // Makes the registry the core's observer (Allocate, FM calls, drift) and hooks the engine's
   // journal appends to it. The core must not outlive this object.
-  void Attach(PluginCore& core);
+  void Attach(core::PluginCore& core);
 
   // Once per serve-loop turn: the loop is alive, and gauges/readiness when they changed.
-  void LoopTurned(PluginCore& core, const std::vector<std::unique_ptr<ResourceServer>>& servers);
+  void LoopTurned(core::PluginCore& core,
+                  const std::vector<std::unique_ptr<rpc::ResourceServer>>& servers);
 
   metrics::MetricsRegistry& registry() { return registry_; }
   int port() const { return endpoint_ ? endpoint_->port() : 0; }

@@ -53,8 +53,8 @@ bool WaitForVfioEvents(int fd, std::chrono::milliseconds timeout) {
 }  // namespace
 
 Result<std::unique_ptr<Service>> Service::Create(ServeConfig config, const std::string& version,
-                                                 Clock clock) {
-  kubelet::KeepGrpcInitialized();
+                                                 core::Clock clock) {
+  adapters::kubelet::KeepGrpcInitialized();
   std::unique_ptr<ServeMetrics> metrics;  // listening first: a busy port changes nothing
   if (!config.metrics_address.empty()) {
     GFP_ASSIGN_OR_RETURN(
@@ -67,13 +67,13 @@ Result<std::unique_ptr<Service>> Service::Create(ServeConfig config, const std::
 }
 
 Service::Service(ServeConfig config, std::unique_ptr<ServeMetrics> metrics,
-                 std::unique_ptr<PluginCore> core)
+                 std::unique_ptr<core::PluginCore> core)
     : config_(std::move(config)),
       metrics_(std::move(metrics)),
       core_(std::move(core)),
-      pod_resources_(kubelet::PodResourcesClientOptions{config_.pod_resources_socket.string(),
-                                                        std::chrono::milliseconds(10'000),
-                                                        16 * 1024 * 1024}) {
+      pod_resources_(adapters::kubelet::PodResourcesClientOptions{
+          config_.pod_resources_socket.string(), std::chrono::milliseconds(10'000),
+          16 * 1024 * 1024}) {
   if (!config_.node_labels_file.empty()) node_labels_.emplace(config_.node_labels_file);
 }
 
@@ -108,10 +108,10 @@ void Service::RegisterPending() {
     if (server->registered()) continue;
     // The kubelet.sock we register with: a later change of it means the kubelet restarted.
     // (Recorded only here: refreshing it on every pass would hide a re-created kubelet.sock.)
-    const auto kubelet_socket = IdentityOf(config_.device_plugin_dir / "kubelet.sock");
+    const auto kubelet_socket = rpc::IdentityOf(config_.device_plugin_dir / "kubelet.sock");
     Status status = server->Register(kRegisterDeadline);
     if (!status.ok()) {
-      spdlog::warn("{} (retrying in {} ms)", LogText(status.message(), 1024),
+      spdlog::warn("{} (retrying in {} ms)", core::LogText(status.message(), 1024),
                    register_backoff_.count());
       failed = true;
     } else {
@@ -133,7 +133,7 @@ void Service::ReconcileOnce() {
     if (metrics_) metrics_->registry().RecordPodResourcesError();
     // A failed List releases nothing; Fabric Manager is still kept in step.
     spdlog::warn("PodResources List failed, nothing released this round: {}",
-                 LogText(listed.status().message(), 1024));
+                 core::LogText(listed.status().message(), 1024));
     core_->SyncFabricManager();
   } else {
     core_->Reconcile(*listed);
@@ -168,13 +168,13 @@ Status Service::Run(const std::atomic<bool>& stop) {
   }
   core_->CheckHealth();
   UpdateNodeLabels();
-  for (const auto& stale : RemoveStaleTemporarySockets(config_.device_plugin_dir)) {
+  for (const auto& stale : rpc::RemoveStaleTemporarySockets(config_.device_plugin_dir)) {
     spdlog::info("removed {}, a temporary socket left by a plugin process that is gone",
                  stale.string());
   }
   for (const auto& resource : core_->inventory().resources) {
     servers_.push_back(
-        std::make_unique<ResourceServer>(*core_, resource.naming, config_.device_plugin_dir));
+        std::make_unique<rpc::ResourceServer>(*core_, resource.naming, config_.device_plugin_dir));
     GFP_RETURN_IF_ERROR(servers_.back()->Serve());
   }
   next_register_ = Steady::now();
@@ -189,7 +189,7 @@ Status Service::Run(const std::atomic<bool>& stop) {
     const auto now = Steady::now();
     if (now >= next_kubelet_check) {
       next_kubelet_check = now + config_.kubelet_check_interval;
-      const auto kubelet_socket = IdentityOf(config_.device_plugin_dir / "kubelet.sock");
+      const auto kubelet_socket = rpc::IdentityOf(config_.device_plugin_dir / "kubelet.sock");
       bool lost = false;
       for (const auto& server : servers_) lost |= server->SocketLost();
       if (lost) {

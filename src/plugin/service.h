@@ -9,8 +9,8 @@
 #include "adapters/kubelet/pod_resources_client.h"
 #include "common/status.h"
 #include "plugin/core/plugin_core.h"
-#include "plugin/grpc/resource_server.h"
 #include "plugin/labels/node_labels_file.h"
+#include "plugin/rpc/resource_server.h"
 #include "plugin/serve_config.h"
 #include "plugin/serve_metrics.h"
 
@@ -21,18 +21,18 @@ class Service {
   // Opens and recovers the journal, scans the node, loads pci.ids and the module mapping, loads
   // the FM library, and journals the start. Errors here are start-up errors (exit non-zero).
   static Result<std::unique_ptr<Service>> Create(ServeConfig config, const std::string& version,
-                                                 Clock clock = SystemClock);
+                                                 core::Clock clock = core::SystemClock);
   ~Service();
 
   // Connects FM, serves and registers every resource, then loops until `stop` is true. Leaves
   // active partitions as they are when it returns.
   Status Run(const std::atomic<bool>& stop);
 
-  PluginCore& core() { return *core_; }
+  core::PluginCore& core() { return *core_; }
 
  private:
   Service(ServeConfig config, std::unique_ptr<ServeMetrics> metrics,
-          std::unique_ptr<PluginCore> core);
+          std::unique_ptr<core::PluginCore> core);
   void RestartServers(const std::string& reason);
   void RegisterPending();
   void ReconcileOnce();
@@ -43,14 +43,14 @@ class Service {
 
   ServeConfig config_;
   std::unique_ptr<ServeMetrics> metrics_;  // null without --metrics-address; outlives core_
-  std::unique_ptr<PluginCore> core_;
-  std::vector<std::unique_ptr<ResourceServer>> servers_;
-  kubelet::PodResourcesClient pod_resources_;
-  std::optional<FileIdentity> kubelet_socket_;
+  std::unique_ptr<core::PluginCore> core_;
+  std::vector<std::unique_ptr<rpc::ResourceServer>> servers_;
+  adapters::kubelet::PodResourcesClient pod_resources_;
+  std::optional<rpc::FileIdentity> kubelet_socket_;
   std::chrono::steady_clock::time_point next_register_;
   std::chrono::milliseconds register_backoff_{250};
   std::string checkpoint_problem_;  // the last checkpoint failure logged, empty while it works
-  std::optional<NodeLabelsFile> node_labels_;  // with --node-labels-file
+  std::optional<labels::NodeLabelsFile> node_labels_;  // with --node-labels-file
 };
 
 }  // namespace gfp::plugin

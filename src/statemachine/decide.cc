@@ -471,10 +471,10 @@ std::string FmMessageText(const events::FmResult& fm) {
 
 void DecideDeactivationOutcome(Builder& b, const RecordFabricManagerOutcome& o,
                                const AllocationId& for_allocation) {
-  if (FmCallSucceeded(o.fm) || FmAnswered(o.fm, fm_code::kUninitialized)) {
+  if (FmCallSucceeded(o.fm) || FmAnswered(o.fm, fm_codes::kUninitialized)) {
     events::PartitionDeactivated done;
     done.set_partition_id(o.partition_id);
-    done.set_was_already_inactive(FmAnswered(o.fm, fm_code::kUninitialized));
+    done.set_was_already_inactive(FmAnswered(o.fm, fm_codes::kUninitialized));
     GFP_EMIT(b, partition_deactivated, done);
     if (!StillRequested(b, for_allocation)) return;
     if (o.interrupted) {

@@ -19,7 +19,7 @@ bool RecoveredNotApplied(const events::FmResult& fm) {
 }
 
 bool FmCallSucceeded(const events::FmResult& fm) {
-  return !RecoveredNotApplied(fm) && fm.code() == fm_code::kSuccess;
+  return !RecoveredNotApplied(fm) && fm.code() == fm_codes::kSuccess;
 }
 
 std::vector<RecordFabricManagerOutcome> ResolvePendingIntents(
@@ -41,8 +41,8 @@ std::vector<RecordFabricManagerOutcome> ResolvePendingIntents(
                              IntentKindName(intent.kind) + " requested at seq " +
                              std::to_string(intent.requested_seq);
     if (applied) {
-      outcome.fm.set_code(fm_code::kSuccess);
-      outcome.fm.set_name(fm_code::Name(fm_code::kSuccess));
+      outcome.fm.set_code(fm_codes::kSuccess);
+      outcome.fm.set_name(fm_codes::Name(fm_codes::kSuccess));
       outcome.fm.set_message(seen);
     } else {
       outcome.fm = RecoveredNotAppliedResult(seen);

@@ -17,7 +17,7 @@ ErrorCode RefusalErrorCode(RefusalKind kind, int fm_return) {
       return ErrorCode::kUnavailable;
     case RefusalKind::kFabricManagerRefused: {
       // A refusal always fails the call, even if FM's code says success.
-      const ErrorCode category = fm_code::Category(fm_return);
+      const ErrorCode category = fm_codes::Category(fm_return);
       return category == ErrorCode::kOk ? ErrorCode::kInternal : category;
     }
   }

@@ -12,7 +12,7 @@
 #include "adapters/fm/fm_pci_device.h"
 #include "adapters/fm/fm_return_codes.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 namespace {
 
 // --log-level=debug: one line per SDK call, "Fabric Manager call fmActivateFabricPartition(3)
@@ -310,19 +310,8 @@ FmStatus FabricManagerClient::Deactivate(std::uint32_t partition_id) {
 }
 
 FmStatus FabricManagerClient::SetActivatedPartitions(std::span<const std::uint32_t> partition_ids) {
-  std::string what = "fmSetActivatedFabricPartitions([";
-  for (std::size_t i = 0; i < partition_ids.size(); ++i) {
-    what += (i == 0 ? "" : ",") + std::to_string(partition_ids[i]);
-  }
-  what += "])";
-  if (partition_ids.size() > abi::kMaxFabricPartitions) {
-    FmError error =
-        MakeError(what, abi::kBadParam,
-                  "not sent: " + std::to_string(partition_ids.size()) +
-                      " partitions exceed the maximum " + std::to_string(abi::kMaxFabricPartitions),
-                  false);
-    return error;
-  }
+  const std::string what = SetActivatedCallText(partition_ids);
+  if (auto too_long = ActivatedListTooLong(partition_ids)) return *too_long;
   auto library = library_;
   auto list = std::make_shared<abi::ActivatedFabricPartitionList>();
   list->version = abi::kActivatedFabricPartitionListVersion;
@@ -358,4 +347,4 @@ FmResult<NvlinkFailedDevices> FabricManagerClient::GetNvlinkFailedDevices() {
   return std::move(decoded).value();
 }
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -20,7 +20,7 @@
 #include "adapters/fm/fm_error.h"
 #include "adapters/fm/fm_types.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 
 struct FabricManagerConfig {
   std::string library_path = "libnvfm.so.1";
@@ -107,4 +107,4 @@ class FabricManagerClient {
   std::atomic<int> connect_struct_version_{0};
 };
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -11,7 +11,7 @@
 #include "adapters/host/file_reading.h"
 #include "common/text_escape.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 namespace {
 
 // dlerror()'s text, escaped.
@@ -50,7 +50,7 @@ Result<void*> Open(const std::string& path) {
     ::close(fd);
     if (!regular) {
       return InvalidArgument(context + "is not a regular file (" +
-                             adapters::FileTypeName(info.st_mode) + ")");
+                             adapters::host::FileTypeName(info.st_mode) + ")");
     }
   }
   dlerror();
@@ -99,4 +99,4 @@ FabricManagerLibrary::~FabricManagerLibrary() {
   if (handle_ != nullptr) dlclose(handle_);
 }
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -8,7 +8,7 @@
 #include "adapters/fm/fm_abi.h"
 #include "common/status.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 
 struct FmFunctions {
   abi::fmLibInit_fn fmLibInit = nullptr;
@@ -47,4 +47,4 @@ class FabricManagerLibrary {
   FmFunctions functions_;
 };
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -11,7 +11,7 @@
 
 #include "fm_codes/fm_codes.h"
 
-namespace gfp::fm::abi {
+namespace gfp::adapters::fm::abi {
 
 // fmReturn_t is a C enum, i.e. a 32-bit signed int in the return register. We keep it as int so a
 // library returning a value outside the enum is still representable.
@@ -20,10 +20,10 @@ using fmHandle_t = void*;
 using fmFabricPartitionId_t = unsigned int;
 
 // The return codes are the one table the state machine uses too (fm_codes/fm_codes.h):
-// abi::kInUse is fm_code::kInUse.
-using FmReturn = fm_code::Value;
-using enum fm_code::Value;
-inline constexpr int kLowestKnownReturn = fm_code::kLowestKnown;
+// abi::kInUse is fm_codes::kInUse.
+using FmReturn = fm_codes::Value;
+using enum fm_codes::Value;
+inline constexpr int kLowestKnownReturn = fm_codes::kLowestKnown;
 
 inline constexpr std::size_t kMaxStrLength = 256;
 inline constexpr std::size_t kUuidBufferSize = 80;
@@ -227,4 +227,4 @@ inline constexpr const char* kSymbolNames[] = {
     "fmGetUnsupportedFabricPartitions",
 };
 
-}  // namespace gfp::fm::abi
+}  // namespace gfp::adapters::fm::abi

@@ -6,7 +6,7 @@
 #include "adapters/fm/fm_abi.h"
 #include "common/text_escape.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 namespace {
 
 // Parses a decimal number of 1..max_digits digits (no sign, no spaces) not above max_value.
@@ -105,4 +105,4 @@ Result<FmAddress> ParseFmAddress(std::string_view text) {
   return address;
 }
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -8,7 +8,7 @@
 
 #include "common/status.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 
 struct FmAddress {
   bool is_unix_socket = false;
@@ -22,4 +22,4 @@ struct FmAddress {
 
 Result<FmAddress> ParseFmAddress(std::string_view text);
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

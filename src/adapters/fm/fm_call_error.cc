@@ -3,7 +3,7 @@
 #include "adapters/fm/fm_abi.h"
 #include "adapters/fm/fm_return_codes.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 
 FmError MakeError(const std::string& what, int code, const std::string& detail, bool from_library) {
   FmError error;
@@ -101,4 +101,21 @@ FmError BusyError(const std::string& what) {
                    "not attempted: an earlier Fabric Manager call has not returned yet", false);
 }
 
-}  // namespace gfp::fm
+std::string SetActivatedCallText(std::span<const std::uint32_t> partition_ids) {
+  std::string text = "fmSetActivatedFabricPartitions([";
+  for (std::size_t i = 0; i < partition_ids.size(); ++i) {
+    text += (i == 0 ? "" : ",") + std::to_string(partition_ids[i]);
+  }
+  return text + "])";
+}
+
+std::optional<FmError> ActivatedListTooLong(std::span<const std::uint32_t> partition_ids) {
+  if (partition_ids.size() <= abi::kMaxFabricPartitions) return std::nullopt;
+  return MakeError(SetActivatedCallText(partition_ids), abi::kBadParam,
+                   "not sent: " + std::to_string(partition_ids.size()) +
+                       " partitions exceed the maximum " +
+                       std::to_string(abi::kMaxFabricPartitions),
+                   false);
+}
+
+}  // namespace gfp::adapters::fm

@@ -4,13 +4,16 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <optional>
+#include <span>
 #include <string>
 
 #include "adapters/fm/fm_error.h"
 #include "common/status.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 
 // Explains a call-specific meaning of a return code ("" when it has none).
 using Hint = std::function<std::string(int)>;
@@ -26,10 +29,16 @@ FmError DeadlineError(const std::string& what, std::chrono::milliseconds deadlin
 // A call not attempted because an earlier one has not returned yet.
 FmError BusyError(const std::string& what);
 
+// "fmSetActivatedFabricPartitions([1,2])".
+std::string SetActivatedCallText(std::span<const std::uint32_t> partition_ids);
+// The caller-side check before fmSetActivatedFabricPartitions: FM's list holds at most
+// kMaxFabricPartitions ids. The error (not sent) when `partition_ids` exceeds it.
+std::optional<FmError> ActivatedListTooLong(std::span<const std::uint32_t> partition_ids);
+
 std::string ActivationHint(int code);
 std::string VfActivationHint(int code);
 std::string DeactivationHint(int code);
 std::string QueryHint(int code);
 std::string ConnectHint(int code);
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

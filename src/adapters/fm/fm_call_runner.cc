@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <mutex>
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 
 // Lives as long as the worker thread, which may outlive the runner after a hung call.
 struct FmCallRunner::Shared {
@@ -82,4 +82,4 @@ bool FmCallRunner::HasHungCall() const {
   return shared_->busy;
 }
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

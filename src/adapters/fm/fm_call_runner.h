@@ -9,7 +9,7 @@
 #include <memory>
 #include <thread>
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 
 class FmCallRunner {
  public:
@@ -46,4 +46,4 @@ class FmCallRunner {
   std::thread worker_;
 };
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 namespace {
 
 Status Malformed(const std::string& what) {
@@ -159,4 +159,4 @@ Result<NvlinkFailedDevices> DecodeNvlinkFailedDevices(const abi::NvlinkFailedDev
   return result;
 }
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

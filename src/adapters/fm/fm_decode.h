@@ -10,11 +10,11 @@
 #include "adapters/fm/fm_types.h"
 #include "common/status.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 
 Result<std::vector<PartitionInfo>> DecodePartitionList(const abi::FabricPartitionList& list);
 Result<std::vector<std::uint32_t>> DecodeUnsupportedPartitions(
     const abi::UnsupportedFabricPartitionList& list);
 Result<NvlinkFailedDevices> DecodeNvlinkFailedDevices(const abi::NvlinkFailedDevices& devices);
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

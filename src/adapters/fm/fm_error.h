@@ -8,7 +8,7 @@
 
 #include "common/status.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 
 struct FmError {
   // The FM return code. Failures that did not come from the library use the closest FM code:
@@ -67,4 +67,4 @@ class [[nodiscard]] FmResult {
   std::variant<T, FmError> value_;
 };
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -6,10 +6,10 @@
 #include "adapters/fm/fm_call_error.h"
 #include "adapters/host/bdf.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 
 Result<abi::PciDevice> ParsePciDevice(std::string_view bdf) {
-  GFP_ASSIGN_OR_RETURN(std::string canonical, adapters::NormalizeBdf(bdf));
+  GFP_ASSIGN_OR_RETURN(std::string canonical, adapters::host::NormalizeBdf(bdf));
   // Canonical text is "<hex domain>:<2 hex>:<2 hex>.<0-7>", so this cannot fail.
   abi::PciDevice device{};
   if (std::sscanf(canonical.c_str(), "%x:%x:%x.%x", &device.domain, &device.bus, &device.device,
@@ -49,4 +49,4 @@ FmResult<VfActivation> PrepareVfActivation(std::uint32_t partition_id,
   return out;
 }
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -12,7 +12,7 @@
 #include "adapters/fm/fm_error.h"
 #include "common/status.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 
 // InvalidArgument naming the (escaped) text when it is not a PCI address.
 Result<abi::PciDevice> ParsePciDevice(std::string_view bdf);
@@ -30,4 +30,4 @@ struct VfActivation {
 FmResult<VfActivation> PrepareVfActivation(std::uint32_t partition_id,
                                            std::span<const std::string> vf_bdfs);
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -2,15 +2,15 @@
 
 #include "fm_codes/fm_codes.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 
-std::string FmReturnName(int code) { return fm_code::Name(code); }
+std::string FmReturnName(int code) { return fm_codes::Name(code); }
 
 std::string_view FmReturnDescription(int code) {
-  if (const fm_code::Info* info = fm_code::Find(code)) return info->description;
+  if (const fm_codes::Info* info = fm_codes::Find(code)) return info->description;
   return {};
 }
 
-ErrorCode FmReturnCategory(int code) { return fm_code::Category(code); }
+ErrorCode FmReturnCategory(int code) { return fm_codes::Category(code); }
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -8,7 +8,7 @@
 
 #include "common/status.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 
 // "FM_ST_IN_USE" for -7; "FM_ST_UNKNOWN(-42)" for codes outside 0..-29.
 std::string FmReturnName(int code);
@@ -20,4 +20,4 @@ std::string_view FmReturnDescription(int code);
 // CONNECTION_NOT_VALID are Unavailable: retry later).
 ErrorCode FmReturnCategory(int code);
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 
 struct PartitionInfo {
   std::uint32_t id = 0;
@@ -44,4 +44,4 @@ enum class ConnectionState {
 
 const char* ConnectionStateName(ConnectionState state);
 
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 constexpr const char* kVfioDir = "/dev/vfio";
@@ -47,4 +47,4 @@ Result<std::vector<DeviceNodeSpec>> ContainerDeviceSpecs(std::span<const PciDevi
 
 std::vector<DeviceNodeSpec> MdevContainerDeviceSpecs() { return {{kVfioDir, kVfioDir, "mrw"}}; }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -11,7 +11,7 @@
 #include "adapters/host/pci_device.h"
 #include "common/status.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 struct DeviceNodeSpec {
   std::string host_path;
@@ -34,4 +34,4 @@ Result<std::vector<DeviceNodeSpec>> ContainerDeviceSpecs(std::span<const PciDevi
 // /dev/vfio directory, mrw, once, however many mdevs it gets.
 std::vector<DeviceNodeSpec> MdevContainerDeviceSpecs();
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -5,7 +5,7 @@
 
 #include "common/text_escape.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 bool IsHexDigit(char c) {
@@ -69,4 +69,4 @@ bool IsCanonicalBdf(std::string_view text) {
   return normalized.ok() && *normalized == text;
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

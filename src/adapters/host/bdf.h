@@ -8,7 +8,7 @@
 
 #include "common/status.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 // Returns the canonical form of `text`, or InvalidArgument when it is not shaped like
 // DOMAIN:BUS:DEVICE.FUNCTION (domain 1-8 hex digits, bus 2, device 2 up to 1f, function 0-7).
@@ -17,4 +17,4 @@ Result<std::string> NormalizeBdf(std::string_view text);
 // True when `text` is already canonical (what sysfs directory names look like).
 bool IsCanonicalBdf(std::string_view text);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -4,7 +4,7 @@
 #include "adapters/host/pci_discovery.h"
 #include "adapters/host/sysfs_attributes.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 Result<DeviceIdentity> ReadDeviceIdentity(const std::filesystem::path& sysfs_root,
                                           const std::string& bdf) {
@@ -40,4 +40,4 @@ Status CheckDeviceUnchanged(const std::filesystem::path& sysfs_root, const PciDe
   return CheckIdentityUnchanged(device, *identity);
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

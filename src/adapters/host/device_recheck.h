@@ -9,7 +9,7 @@
 #include "adapters/host/pci_device.h"
 #include "common/status.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 struct DeviceIdentity {
   std::string vendor;                 // "10de"
@@ -30,4 +30,4 @@ Status CheckIdentityUnchanged(const PciDevice& device, const DeviceIdentity& ide
 // otherwise FailedPrecondition, e.g. "0000:1b:00.0: IOMMU group changed from 42 to 43".
 Status CheckDeviceUnchanged(const std::filesystem::path& sysfs_root, const PciDevice& device);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -9,7 +9,7 @@
 #include "adapters/host/sysfs_links.h"
 #include "common/text_escape.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 namespace fs = std::filesystem;
@@ -101,4 +101,4 @@ std::vector<std::string> EgmDeviceNodesFor(std::span<const EgmDevice> egms,
   return paths;
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -10,7 +10,7 @@
 
 #include "common/status.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 struct EgmDevice {
   std::string name;                   // "egm0"
@@ -37,4 +37,4 @@ Result<EgmDiscovery> DiscoverEgmDevices(const std::filesystem::path& sysfs_root,
 std::vector<std::string> EgmDeviceNodesFor(std::span<const EgmDevice> egms,
                                            std::span<const std::string> requested_bdfs);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <system_error>
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 Status ErrnoStatus(int err) {
   std::string reason = std::error_code(err, std::generic_category()).message();
@@ -136,4 +136,4 @@ Result<bool> PathExists(const std::filesystem::path& path) {
   return ErrnoStatus(errno);
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

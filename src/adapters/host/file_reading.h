@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 // NotFound for ENOENT/ENOTDIR, Internal otherwise; message = the OS description of `err`.
 Status ErrnoStatus(int err);
@@ -42,4 +42,4 @@ Result<std::vector<std::string>> ListDirectory(const std::filesystem::path& path
 // ENOENT/ENOTDIR -> false; any other stat error is returned.
 Result<bool> PathExists(const std::filesystem::path& path);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -12,7 +12,7 @@
 #include "adapters/kubelet_naming/vgpu_naming.h"
 #include "common/text_escape.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 namespace fs = std::filesystem;
@@ -140,4 +140,4 @@ std::vector<std::string> MdevDiscovery::TypeNames() const {
   return names;
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

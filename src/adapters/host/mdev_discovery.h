@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 struct MdevDevice {
   std::string uuid;            // the kubelet device id, e.g. "6a3e2b10-5c7d-4f1e-8a9b-000000000001"
@@ -41,4 +41,4 @@ Status CheckMdevUnchanged(const std::filesystem::path& sysfs_root, const MdevDev
 // "6a3e2b10-5c7d-4f1e-8a9b-000000000001": 8-4-4-4-12 hex digits (either case).
 bool IsMdevUuid(std::string_view text);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

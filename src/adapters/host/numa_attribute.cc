@@ -3,7 +3,7 @@
 #include "adapters/host/file_reading.h"
 #include "adapters/host/sysfs_attributes.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 constexpr std::size_t kMaxAttributeBytes = 4096;
@@ -27,4 +27,4 @@ std::int64_t ReadNumaNodeOrZero(const std::filesystem::path& device_dir, const s
   return 0;
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

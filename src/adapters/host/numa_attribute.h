@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 // Reads <device_dir>/numa_node. Warnings start with `who` ("0000:1b:00.4",
 // "<uuid>: parent 0000:07:00.0"): `<who>: numa_node "x" is not a NUMA node id (0..1023); using
@@ -15,4 +15,4 @@ namespace gfp::adapters {
 std::int64_t ReadNumaNodeOrZero(const std::filesystem::path& device_dir, const std::string& who,
                                 std::vector<std::string>* warnings);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

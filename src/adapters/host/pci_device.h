@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 inline constexpr const char* kNvidiaVendorId = "10de";
 
@@ -35,4 +35,4 @@ struct PciDiscovery {
   std::vector<std::string> DeviceIds() const;
 };
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -8,7 +8,7 @@
 #include "adapters/host/sysfs_attributes.h"
 #include "common/text_escape.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 constexpr std::size_t kMaxAttributeBytes = 4096;
@@ -128,4 +128,4 @@ std::vector<std::string> PciDiscovery::DeviceIds() const {
   return ids;
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -8,7 +8,7 @@
 #include "adapters/host/pci_device.h"
 #include "common/status.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 // Drivers that hand a whole GPU to a VM.
 bool IsVfioDriver(const std::string& driver);
@@ -27,4 +27,4 @@ Result<std::string> ReadIommufdDeviceName(const std::filesystem::path& sysfs_roo
 std::filesystem::path PciDevicePath(const std::filesystem::path& sysfs_root,
                                     const std::string& bdf);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

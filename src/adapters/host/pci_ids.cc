@@ -4,7 +4,7 @@
 #include "adapters/kubelet_naming/device_name_sanitizer.h"
 #include "common/text_escape.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 constexpr std::string_view kNvidiaVendorPrefix = "10de";
@@ -102,4 +102,4 @@ kubelet_naming::ResourceNaming NameResource(const PciIds& pci_ids, std::string_v
   return kubelet_naming::NameWholeGpu(device_id, pci_ids.DeviceName(device_id));
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

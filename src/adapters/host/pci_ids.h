@@ -13,7 +13,7 @@
 #include "adapters/kubelet_naming/resource_naming.h"
 #include "common/status.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 // --pci-ids default: the first of these that exists (SPEC §2.1).
 inline constexpr std::array<const char*, 3> kDefaultPciIdsPaths = {
@@ -54,4 +54,4 @@ kubelet_naming::ResourceNaming NameResource(const PciIds& pci_ids, std::string_v
 // Reads and parses `path`; errors name the file: "pci.ids /x/pci.ids: cannot read file: ...".
 Result<PciIds> LoadPciIds(const std::filesystem::path& path);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

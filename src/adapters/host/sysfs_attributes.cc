@@ -5,7 +5,7 @@
 #include "adapters/host/file_reading.h"
 #include "common/text_escape.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 constexpr std::size_t kMaxAttributeBytes = 4096;  // a sysfs attribute is at most one page
@@ -92,4 +92,4 @@ Result<std::string> ReadIommuGroup(const std::filesystem::path& device_dir) {
   return *group;
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

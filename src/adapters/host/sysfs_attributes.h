@@ -10,7 +10,7 @@
 
 #include "common/status.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 // "0x10de\n" -> "10de". Strips one "0x"/"0X" and surrounding whitespace, lower-cases, and
 // requires exactly 4 hex digits (vendor/device ids are 16-bit).
@@ -37,4 +37,4 @@ Result<std::string> ReadHexIdAttribute(const std::filesystem::path& device_dir,
 // "iommu_group link points to \"x\", not a group number".
 Result<std::string> ReadIommuGroup(const std::filesystem::path& device_dir);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -4,7 +4,7 @@
 
 #include "common/text_escape.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 Status CheckResolvesInside(const std::filesystem::path& path, const std::filesystem::path& root) {
   std::error_code ec;
@@ -23,4 +23,4 @@ Status CheckResolvesInside(const std::filesystem::path& path, const std::filesys
   return Status::Ok();
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -7,10 +7,10 @@
 
 #include "common/status.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 // Ok when `path` resolves (all links followed) to `root` or below it. NotFound when it does
 // not resolve; InvalidArgument "leads outside <root>" otherwise.
 Status CheckResolvesInside(const std::filesystem::path& path, const std::filesystem::path& root);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

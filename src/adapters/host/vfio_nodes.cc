@@ -2,7 +2,7 @@
 
 #include "adapters/host/file_reading.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 Result<bool> DetectIommufd(const std::filesystem::path& dev_root) {
   const std::filesystem::path iommu = dev_root / "iommu";
@@ -27,4 +27,4 @@ Status CheckVfioGroupNode(const std::filesystem::path& dev_root, const std::stri
   return Status::Ok();
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

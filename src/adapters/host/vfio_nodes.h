@@ -6,7 +6,7 @@
 
 #include "common/status.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 // iommufd is usable when <dev_root>/iommu exists (the Go plugin's check). Any stat error
 // other than "does not exist" is returned, as the Go plugin fails Allocate on it.
@@ -19,4 +19,4 @@ bool IommufdAvailable(const std::filesystem::path& dev_root);
 // "VFIO group node /dev/vfio/42 is missing" otherwise (naming the dev-root path).
 Status CheckVfioGroupNode(const std::filesystem::path& dev_root, const std::string& iommu_group);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -14,7 +14,7 @@
 #include "adapters/kubelet_naming/vgpu_naming.h"
 #include "common/text_escape.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 namespace fs = std::filesystem;
@@ -162,4 +162,4 @@ std::vector<std::string> VgpuVfDiscovery::Profiles() const {
   return {profiles.begin(), profiles.end()};
 }
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

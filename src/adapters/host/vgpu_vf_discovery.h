@@ -15,7 +15,7 @@
 #include "adapters/host/pci_device.h"
 #include "common/status.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 
 struct VgpuVf {
   std::string bdf;                            // the kubelet device id, e.g. "0000:1b:00.4"
@@ -57,4 +57,4 @@ Status CheckVfUnchanged(const std::filesystem::path& sysfs_root, const VgpuVf& v
 // Only failing to list <sysfs_root>/bus/pci/devices is an error.
 Result<VgpuVfDiscovery> DiscoverVgpuVfs(const std::filesystem::path& sysfs_root);
 
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -2,7 +2,7 @@
 
 #include <grpc/grpc.h>
 
-namespace gfp::kubelet {
+namespace gfp::adapters::kubelet {
 
 void KeepGrpcInitialized() {
   // Deliberately never matched by grpc_shutdown() (see the header).
@@ -13,4 +13,4 @@ void KeepGrpcInitialized() {
   (void)initialized;
 }
 
-}  // namespace gfp::kubelet
+}  // namespace gfp::adapters::kubelet

@@ -7,9 +7,9 @@
 // everything at exit.
 #pragma once
 
-namespace gfp::kubelet {
+namespace gfp::adapters::kubelet {
 
 // Idempotent and thread-safe; call before creating gRPC servers or channels.
 void KeepGrpcInitialized();
 
-}  // namespace gfp::kubelet
+}  // namespace gfp::adapters::kubelet

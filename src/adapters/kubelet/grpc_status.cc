@@ -1,6 +1,6 @@
 #include "adapters/kubelet/grpc_status.h"
 
-namespace gfp::kubelet {
+namespace gfp::adapters::kubelet {
 
 std::string GrpcCodeName(grpc::StatusCode code) {
   switch (code) {
@@ -109,4 +109,4 @@ Status StatusFromGrpc(const grpc::Status& status, const std::string& what) {
                 what + ": " + GrpcCodeName(status.error_code()) + ": " + status.error_message());
 }
 
-}  // namespace gfp::kubelet
+}  // namespace gfp::adapters::kubelet

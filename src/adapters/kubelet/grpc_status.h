@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 
-namespace gfp::kubelet {
+namespace gfp::adapters::kubelet {
 
 // "OK", "CANCELLED", ..., "UNAUTHENTICATED"; "CODE_<n>" for values outside the enum.
 std::string GrpcCodeName(grpc::StatusCode code);
@@ -22,4 +22,4 @@ grpc::StatusCode GrpcCodeOf(ErrorCode code);
 // An OK gRPC status maps to an OK Status.
 Status StatusFromGrpc(const grpc::Status& status, const std::string& what);
 
-}  // namespace gfp::kubelet
+}  // namespace gfp::adapters::kubelet

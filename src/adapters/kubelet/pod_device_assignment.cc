@@ -6,7 +6,7 @@
 
 #include "podresources/v1/api.pb.h"
 
-namespace gfp::kubelet {
+namespace gfp::adapters::kubelet {
 
 std::vector<ContainerDeviceAssignment> FlattenPodResources(
     const v1::ListPodResourcesResponse& response) {
@@ -33,4 +33,4 @@ std::vector<ContainerDeviceAssignment> FlattenPodResources(
   return out;
 }
 
-}  // namespace gfp::kubelet
+}  // namespace gfp::adapters::kubelet

@@ -9,7 +9,7 @@ namespace v1 {
 class ListPodResourcesResponse;
 }  // namespace v1
 
-namespace gfp::kubelet {
+namespace gfp::adapters::kubelet {
 
 // Devices of one resource held by one container of one pod.
 struct ContainerDeviceAssignment {
@@ -29,4 +29,4 @@ struct ContainerDeviceAssignment {
 std::vector<ContainerDeviceAssignment> FlattenPodResources(
     const v1::ListPodResourcesResponse& response);
 
-}  // namespace gfp::kubelet
+}  // namespace gfp::adapters::kubelet

@@ -11,7 +11,7 @@
 #include "adapters/kubelet/unix_channel.h"
 #include "podresources/v1/api.grpc.pb.h"
 
-namespace gfp::kubelet {
+namespace gfp::adapters::kubelet {
 
 PodResourcesClient::PodResourcesClient(PodResourcesClientOptions options)
     : options_(std::move(options)) {
@@ -65,4 +65,4 @@ Result<std::vector<ContainerDeviceAssignment>> PodResourcesClient::List() {
   return FlattenPodResources(response);
 }
 
-}  // namespace gfp::kubelet
+}  // namespace gfp::adapters::kubelet

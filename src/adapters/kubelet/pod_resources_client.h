@@ -23,7 +23,7 @@ namespace grpc {
 class Channel;
 }  // namespace grpc
 
-namespace gfp::kubelet {
+namespace gfp::adapters::kubelet {
 
 struct PodResourcesClientOptions {
   std::string socket_path = "/var/lib/kubelet/pod-resources/kubelet.sock";
@@ -60,4 +60,4 @@ class PodResourcesClient {
   int channels_created_ = 0;
 };
 
-}  // namespace gfp::kubelet
+}  // namespace gfp::adapters::kubelet

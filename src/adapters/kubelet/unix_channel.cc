@@ -5,7 +5,7 @@
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/channel_arguments.h>
 
-namespace gfp::kubelet {
+namespace gfp::adapters::kubelet {
 
 std::string UnixSocketTarget(const std::string& socket_path) { return "unix:" + socket_path; }
 
@@ -18,4 +18,4 @@ std::shared_ptr<grpc::Channel> MakeUnixSocketChannel(const std::string& socket_p
                                    grpc::InsecureChannelCredentials(), args);
 }
 
-}  // namespace gfp::kubelet
+}  // namespace gfp::adapters::kubelet

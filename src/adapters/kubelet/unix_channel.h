@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-namespace gfp::kubelet {
+namespace gfp::adapters::kubelet {
 
 // "unix:/abs/path" (or "unix:rel/path"): the gRPC target for a socket file.
 std::string UnixSocketTarget(const std::string& socket_path);
@@ -17,4 +17,4 @@ std::string UnixSocketTarget(const std::string& socket_path);
 std::shared_ptr<grpc::Channel> MakeUnixSocketChannel(const std::string& socket_path,
                                                      int max_receive_bytes = -1);
 
-}  // namespace gfp::kubelet
+}  // namespace gfp::adapters::kubelet

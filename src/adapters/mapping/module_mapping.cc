@@ -118,7 +118,7 @@ Result<ModuleMapping> BuildMapping(const std::vector<Member>& members, const std
   std::map<std::uint32_t, std::string> key_by_module;  // for duplicate-id messages
   for (const Member& member : members) {
     const std::string where = context + ": key " + Quote(member.key);
-    auto bdf = NormalizeBdf(member.key);
+    auto bdf = adapters::host::NormalizeBdf(member.key);
     if (!bdf.ok()) return bdf.status().WithContext(where);
     if (!member.value_is_string) {
       return InvalidArgument(where + ": module id must be a string of decimal digits, got " +
@@ -180,7 +180,7 @@ Result<ModuleMapping> ParseModuleMapping(std::string_view json, std::string_view
 }
 
 Result<ModuleMapping> LoadModuleMapping(const std::filesystem::path& path) {
-  auto text = ReadWholeFile(path, kMaxMappingFileBytes);
+  auto text = adapters::host::ReadWholeFile(path, kMaxMappingFileBytes);
   if (!text.ok()) {
     return text.status().WithContext("module mapping " + EscapeControl(path.string()) +
                                      ": cannot read file");

@@ -97,7 +97,7 @@ Result<std::vector<Block>> ReadBlocks(const std::vector<Line>& lines, const std:
       Block block;
       block.header_line = line.number;
       block.header = EscapeAndTruncate(*bus_id, 64);
-      auto bdf = NormalizeBdf(*bus_id);
+      auto bdf = adapters::host::NormalizeBdf(*bus_id);
       if (!bdf.ok()) {
         return InvalidArgument(where + ": GPU header \"" + block.header +
                                "\" does not name a PCI address");

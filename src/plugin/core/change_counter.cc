@@ -1,6 +1,6 @@
 #include "plugin/core/change_counter.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 void ChangeCounter::Bump() {
   {
@@ -24,4 +24,4 @@ std::uint64_t ChangeCounter::WaitForChange(std::uint64_t seen,
   return version_;
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

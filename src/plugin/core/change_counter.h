@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <mutex>
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 class ChangeCounter {
  public:
@@ -25,4 +25,4 @@ class ChangeCounter {
   std::uint64_t version_ = 1;
 };
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

@@ -11,10 +11,10 @@
 #include "plugin/core/node_inventory.h"
 #include "plugin/serve_config.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
-Result<std::vector<adapters::DeviceNodeSpec>> ContainerDeviceNodes(
+Result<std::vector<adapters::host::DeviceNodeSpec>> ContainerDeviceNodes(
     const ServeConfig& config, const NodeInventory& inventory, const ResourceDevices& resource,
     const std::vector<std::string>& ids, bool iommufd);
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

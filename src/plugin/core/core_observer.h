@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 enum class PartitionOperation { kActivate, kDeactivate, kResync };
 enum class DriftKind { kActivatedElsewhere, kLost };
@@ -26,4 +26,4 @@ class CoreObserver {
   virtual void RecordDrift(DriftKind kind) = 0;
 };
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

@@ -9,7 +9,7 @@
 #include "adapters/host/vgpu_vf_discovery.h"
 #include "plugin/core/log_text.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 DeviceHealth::DeviceHealth(const ServeConfig& config, const NodeInventory& inventory,
                            engine::Engine& engine, ChangeCounter& changes, const Clock& clock)
@@ -18,23 +18,23 @@ DeviceHealth::DeviceHealth(const ServeConfig& config, const NodeInventory& inven
 Status DeviceHealth::HostCheck(const ServedDevice& served) const {
   switch (served.kind) {
     case sm::DeviceKind::kMdev:
-      return adapters::CheckMdevUnchanged(config_.sysfs_root, *served.mdev);
+      return adapters::host::CheckMdevUnchanged(config_.sysfs_root, *served.mdev);
     case sm::DeviceKind::kVgpuVf:
-      GFP_RETURN_IF_ERROR(adapters::CheckVfUnchanged(config_.sysfs_root, *served.vf));
-      return adapters::CheckVfioGroupNode(config_.dev_root, served.pci->iommu_group);
+      GFP_RETURN_IF_ERROR(adapters::host::CheckVfUnchanged(config_.sysfs_root, *served.vf));
+      return adapters::host::CheckVfioGroupNode(config_.dev_root, served.pci->iommu_group);
     case sm::DeviceKind::kPciPassthrough:
       break;
   }
-  const adapters::PciDevice& device = *served.pci;
+  const adapters::host::PciDevice& device = *served.pci;
   // One read of vendor, group and driver serves every check of a whole GPU.
-  auto identity = adapters::ReadDeviceIdentity(config_.sysfs_root, device.bdf);
+  auto identity = adapters::host::ReadDeviceIdentity(config_.sysfs_root, device.bdf);
   if (!identity.ok()) return FailedPrecondition(identity.status().message());
-  GFP_RETURN_IF_ERROR(adapters::CheckIdentityUnchanged(device, *identity));
-  if (!identity->driver || !adapters::IsVfioDriver(*identity->driver)) {
+  GFP_RETURN_IF_ERROR(adapters::host::CheckIdentityUnchanged(device, *identity));
+  if (!identity->driver || !adapters::host::IsVfioDriver(*identity->driver)) {
     return FailedPrecondition(device.bdf + ": bound to " + identity->driver.value_or("no driver") +
                               ", not to a VFIO driver");
   }
-  return adapters::CheckVfioGroupNode(config_.dev_root, device.iommu_group);
+  return adapters::host::CheckVfioGroupNode(config_.dev_root, device.iommu_group);
 }
 
 Result<bool> DeviceHealth::Recheck(const ServedDevice& device) {
@@ -62,4 +62,4 @@ void DeviceHealth::RecheckAll() {
   }
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

@@ -11,7 +11,7 @@
 #include "plugin/core/plugin_clock.h"
 #include "plugin/serve_config.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 class DeviceHealth {
  public:
@@ -36,4 +36,4 @@ class DeviceHealth {
   const Clock& clock_;
 };
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

@@ -21,7 +21,7 @@
 #include "statemachine/decide.h"
 #include "statemachine/events.pb.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 class FabricPort {
  public:
@@ -44,4 +44,4 @@ class FabricPort {
   virtual events::FmResult Carry(const sm::Effect& effect) = 0;
 };
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

@@ -9,7 +9,7 @@
 #include "plugin/core/log_text.h"
 #include "statemachine/recovery.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 FabricSync::FabricSync(engine::Engine& engine, FabricPort* fabric, SagaRunner& sagas,
                        ChangeCounter& changes, const Clock& clock,
@@ -72,7 +72,7 @@ bool FabricSync::SyncOnce(bool pod_holders_known, const std::vector<sm::Allocati
 
 bool FabricSync::ResyncIfWaiting(Result<std::vector<events::Partition>>& partitions,
                                  events::FmResult& failure) {
-  if (partitions.ok() || failure.code() != fm_code::kNotConfigured) return true;
+  if (partitions.ok() || failure.code() != fm_codes::kNotConfigured) return true;
   // FM is starting, or restarted in resiliency mode and waits for the active set.
   RecordConnection(true, "", {});
   auto resync = sagas_.Run(sm::ResyncFabricManager{clock_()});
@@ -178,4 +178,4 @@ void FabricSync::WarnAboutUnknownModules() {
   changes_.Bump();
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

@@ -19,7 +19,7 @@
 #include "plugin/core/plugin_clock.h"
 #include "plugin/core/saga_runner.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 class FabricSync {
  public:
@@ -65,4 +65,4 @@ class FabricSync {
   std::map<sm::Bdf, sm::ModuleId> warned_unknown_modules_;
 };
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

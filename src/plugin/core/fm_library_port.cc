@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <set>
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
-events::FmResult ToEventResult(const fm::FmStatus& status) {
+events::FmResult ToEventResult(const adapters::fm::FmStatus& status) {
   events::FmResult out;
   out.set_code(status.fm_code());
   out.set_name(status.fm_name());
@@ -13,8 +13,9 @@ events::FmResult ToEventResult(const fm::FmStatus& status) {
   return out;
 }
 
-std::vector<events::Partition> ToEventPartitions(const std::vector<fm::PartitionInfo>& supported,
-                                                 const std::vector<std::uint32_t>& degraded) {
+std::vector<events::Partition> ToEventPartitions(
+    const std::vector<adapters::fm::PartitionInfo>& supported,
+    const std::vector<std::uint32_t>& degraded) {
   const std::set<std::uint32_t> unsupported(degraded.begin(), degraded.end());
   std::vector<events::Partition> out;
   for (const auto& p : supported) {
@@ -31,13 +32,13 @@ std::vector<events::Partition> ToEventPartitions(const std::vector<fm::Partition
   return out;
 }
 
-FmLibraryPort::FmLibraryPort(std::unique_ptr<fm::FabricManagerClient> client)
+FmLibraryPort::FmLibraryPort(std::unique_ptr<adapters::fm::FabricManagerClient> client)
     : client_(std::move(client)) {}
 
 events::FmResult FmLibraryPort::Connect() { return ToEventResult(client_->Connect()); }
 
 bool FmLibraryPort::connected() const {
-  return client_->connection_state() == fm::ConnectionState::kConnected;
+  return client_->connection_state() == adapters::fm::ConnectionState::kConnected;
 }
 
 int FmLibraryPort::connect_struct_version() const { return client_->connect_struct_version(); }
@@ -59,20 +60,7 @@ Result<std::vector<events::Partition>> FmLibraryPort::FabricState(events::FmResu
 }
 
 events::FmResult FmLibraryPort::Carry(const sm::Effect& effect) {
-  switch (effect.kind) {
-    case sm::Effect::Kind::kActivatePartition:
-      // vGPU VFs (FABRIC_MODE=2) name their VFs; whole GPUs (FABRIC_MODE=1) do not.
-      if (!effect.vf_bdfs.empty()) {
-        return ToEventResult(
-            client_->ActivatePartitionWithVfs(effect.partition_id, effect.vf_bdfs));
-      }
-      return ToEventResult(client_->Activate(effect.partition_id));
-    case sm::Effect::Kind::kDeactivatePartition:
-      return ToEventResult(client_->Deactivate(effect.partition_id));
-    case sm::Effect::Kind::kSetActivatedPartitions:
-      return ToEventResult(client_->SetActivatedPartitions(effect.partition_ids));
-  }
-  return ToEventResult(fm::FmStatus());
+  return CarryOn(*client_, effect);
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

@@ -7,11 +7,11 @@
 
 #include "common/status.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 inline Status JournalFailure(const Status& status) {
   if (status.ok() || status.code() == ErrorCode::kResourceExhausted) return status;
   return Status(ErrorCode::kInternal, status.message());
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 namespace {
 
 using google::protobuf::FieldDescriptor;
@@ -102,4 +102,4 @@ void AddAllocationOfDevices(ScopedLogContext& scope, const engine::Engine& engin
   });
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

@@ -10,7 +10,7 @@
 #include "statemachine/events.pb.h"
 #include "statemachine/state.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 // The allocation's id, and its partition and pod when the state knows them.
 void AddAllocation(ScopedLogContext& scope, const sm::State& state, const sm::AllocationId& id);
@@ -33,4 +33,4 @@ void AddPartition(ScopedLogContext& scope, const engine::Engine& engine, sm::Par
 void AddAllocationOfDevices(ScopedLogContext& scope, const engine::Engine& engine,
                             const std::vector<sm::Bdf>& devices);
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

@@ -7,7 +7,7 @@
 
 #include "common/text_escape.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 // Escaped (gfp::EscapeAndTruncate) when it holds a control character or is longer than
 // `max_bytes`; otherwise unchanged, so that a message already escaped where it was made (a
@@ -21,4 +21,4 @@ inline std::string LogText(std::string_view text, std::size_t max_bytes) {
   return EscapeAndTruncate(text, max_bytes);
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

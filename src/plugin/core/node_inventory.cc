@@ -7,7 +7,7 @@
 #include "adapters/host/pci_discovery.h"
 #include "adapters/kubelet_naming/vgpu_naming.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 namespace {
 
 template <typename T>
@@ -15,11 +15,12 @@ void Append(std::vector<T>& to, const std::vector<T>& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
 
-void AddPassthrough(const adapters::PciDiscovery& discovery, const adapters::PciIds& pci_ids,
+void AddPassthrough(const adapters::host::PciDiscovery& discovery,
+                    const adapters::host::PciIds& pci_ids,
                     std::map<std::string, ResourceDevices>& by_name) {
   for (const auto& device : discovery.devices) {
     adapters::kubelet_naming::ResourceNaming naming =
-        adapters::NameResource(pci_ids, device.device_id);
+        adapters::host::NameResource(pci_ids, device.device_id);
     auto& entry = by_name[naming.resource_name + "\n" + device.device_id];
     entry.naming = std::move(naming);
     entry.devices.push_back({device.bdf, sm::DeviceKind::kPciPassthrough, device.numa_node, device,
@@ -27,18 +28,19 @@ void AddPassthrough(const adapters::PciDiscovery& discovery, const adapters::Pci
   }
 }
 
-void AddVfs(const adapters::VgpuVfDiscovery& vfs, std::map<std::string, ResourceDevices>& by_name) {
+void AddVfs(const adapters::host::VgpuVfDiscovery& vfs,
+            std::map<std::string, ResourceDevices>& by_name) {
   for (const auto& vf : vfs.vfs) {
     adapters::kubelet_naming::ResourceNaming naming = VgpuVfResourceNaming(vf.profile);
     auto& entry = by_name[naming.resource_name + "\nvf"];
     entry.naming = std::move(naming);
     entry.kind = sm::DeviceKind::kVgpuVf;
     entry.devices.push_back({vf.bdf, sm::DeviceKind::kVgpuVf, vf.numa_node,
-                             adapters::AsPciDevice(vf), std::nullopt, vf, vf.parent_bdf});
+                             adapters::host::AsPciDevice(vf), std::nullopt, vf, vf.parent_bdf});
   }
 }
 
-void AddMdevs(const adapters::MdevDiscovery& mdevs,
+void AddMdevs(const adapters::host::MdevDiscovery& mdevs,
               std::map<std::string, ResourceDevices>& by_name) {
   for (const auto& mdev : mdevs.devices) {
     adapters::kubelet_naming::ResourceNaming naming = MdevResourceNaming(mdev.type_name);
@@ -96,10 +98,11 @@ bool NodeInventory::Has(sm::DeviceKind kind) const {
                      [&](const ResourceDevices& r) { return r.kind == kind; });
 }
 
-Result<NodeInventory> MakeInventory(const adapters::PciDiscovery& passthrough,
-                                    const adapters::VgpuVfDiscovery& vfs,
-                                    const adapters::MdevDiscovery& mdevs,
-                                    adapters::EgmDiscovery egms, const adapters::PciIds& pci_ids) {
+Result<NodeInventory> MakeInventory(const adapters::host::PciDiscovery& passthrough,
+                                    const adapters::host::VgpuVfDiscovery& vfs,
+                                    const adapters::host::MdevDiscovery& mdevs,
+                                    adapters::host::EgmDiscovery egms,
+                                    const adapters::host::PciIds& pci_ids) {
   NodeInventory inventory;
   // Keyed by resource name and what names it, so that two sources of one name stay apart and
   // are refused below instead of being merged into one resource.
@@ -137,11 +140,11 @@ Result<NodeInventory> MakeInventory(const adapters::PciDiscovery& passthrough,
 
 Result<NodeInventory> ScanNode(const std::filesystem::path& sysfs_root,
                                const std::filesystem::path& dev_root,
-                               const adapters::PciIds& pci_ids) {
-  GFP_ASSIGN_OR_RETURN(auto passthrough, adapters::DiscoverVfioDevices(sysfs_root));
-  GFP_ASSIGN_OR_RETURN(auto vfs, adapters::DiscoverVgpuVfs(sysfs_root));
-  GFP_ASSIGN_OR_RETURN(auto mdevs, adapters::DiscoverMdevDevices(sysfs_root));
-  GFP_ASSIGN_OR_RETURN(auto egms, adapters::DiscoverEgmDevices(sysfs_root, dev_root));
+                               const adapters::host::PciIds& pci_ids) {
+  GFP_ASSIGN_OR_RETURN(auto passthrough, adapters::host::DiscoverVfioDevices(sysfs_root));
+  GFP_ASSIGN_OR_RETURN(auto vfs, adapters::host::DiscoverVgpuVfs(sysfs_root));
+  GFP_ASSIGN_OR_RETURN(auto mdevs, adapters::host::DiscoverMdevDevices(sysfs_root));
+  GFP_ASSIGN_OR_RETURN(auto egms, adapters::host::DiscoverEgmDevices(sysfs_root, dev_root));
   return MakeInventory(passthrough, vfs, mdevs, std::move(egms), pci_ids);
 }
 
@@ -204,4 +207,4 @@ adapters::kubelet_naming::ResourceNaming VgpuVfResourceNaming(const std::string&
   return naming;
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

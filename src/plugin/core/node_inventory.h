@@ -20,7 +20,7 @@
 #include "common/status.h"
 #include "statemachine/commands.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 // One kubelet device.
 struct ServedDevice {
@@ -29,10 +29,10 @@ struct ServedDevice {
   std::int64_t numa_node = 0;
   // The PCI function handed to the VM (GPU or VF): its group and cdev make the device specs.
   // Unset for an mdev.
-  std::optional<adapters::PciDevice> pci;
-  std::optional<adapters::MdevDevice> mdev;  // set for an mdev
-  std::optional<adapters::VgpuVf> vf;        // set for a VF
-  std::string parent_bdf;                    // the GPU of an mdev or a VF
+  std::optional<adapters::host::PciDevice> pci;
+  std::optional<adapters::host::MdevDevice> mdev;  // set for an mdev
+  std::optional<adapters::host::VgpuVf> vf;        // set for a VF
+  std::string parent_bdf;                          // the GPU of an mdev or a VF
 
   // The physical GPU behind the device (itself for a whole GPU).
   const std::string& gpu_bdf() const { return parent_bdf.empty() ? id : parent_bdf; }
@@ -48,9 +48,9 @@ struct NodeInventory {
   std::vector<ResourceDevices> resources;  // sorted by resource name
   // Every discovery's warnings (skipped functions, mdevs, VFs, EGMs), in discovery order.
   std::vector<std::string> warnings;
-  adapters::EgmDiscovery egms;
+  adapters::host::EgmDiscovery egms;
   // The PCI functions served (GPUs and VFs), sorted by BDF: group siblings for device specs.
-  std::vector<adapters::PciDevice> pci_functions;
+  std::vector<adapters::host::PciDevice> pci_functions;
 
   const ResourceDevices* FindResource(const std::string& resource_name) const;
   const ServedDevice* FindDevice(const std::string& id) const;
@@ -63,14 +63,15 @@ struct NodeInventory {
 // Scans sysfs (and <dev_root> for EGM nodes) and names every resource.
 Result<NodeInventory> ScanNode(const std::filesystem::path& sysfs_root,
                                const std::filesystem::path& dev_root,
-                               const adapters::PciIds& pci_ids);
+                               const adapters::host::PciIds& pci_ids);
 
 // Builds the inventory from discovery results (ScanNode's second half, testable without sysfs).
 // Fails when two resources would share a name (and so a socket).
-Result<NodeInventory> MakeInventory(const adapters::PciDiscovery& passthrough,
-                                    const adapters::VgpuVfDiscovery& vfs,
-                                    const adapters::MdevDiscovery& mdevs,
-                                    adapters::EgmDiscovery egms, const adapters::PciIds& pci_ids);
+Result<NodeInventory> MakeInventory(const adapters::host::PciDiscovery& passthrough,
+                                    const adapters::host::VgpuVfDiscovery& vfs,
+                                    const adapters::host::MdevDiscovery& mdevs,
+                                    adapters::host::EgmDiscovery egms,
+                                    const adapters::host::PciIds& pci_ids);
 
 // Fabric Manager runs in one mode per node: FABRIC_MODE=1 activates whole GPUs, FABRIC_MODE=2
 // activates vGPU VFs. An inventory with both cannot be served with Fabric Manager.
@@ -85,4 +86,4 @@ adapters::kubelet_naming::ResourceNaming MdevResourceNaming(const std::string& t
 // socket "kubevirt-<profile>.sock", env key "PCI_RESOURCE_NVIDIA_COM_<PROFILE>".
 adapters::kubelet_naming::ResourceNaming VgpuVfResourceNaming(const std::string& profile);
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

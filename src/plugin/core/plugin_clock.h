@@ -5,9 +5,9 @@
 
 #include "statemachine/state.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 using Clock = std::function<sm::Micros()>;
 sm::Micros SystemClock();
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

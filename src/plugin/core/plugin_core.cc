@@ -13,7 +13,7 @@
 #include "plugin/core/log_scope.h"
 #include "statemachine/preferred.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 namespace {
 
 // How much of a kubelet-supplied ID list a log line or message carries.
@@ -88,7 +88,8 @@ bool PluginCore::SyncFabricManager() {
   return fabric_sync_.Sync(false, {});
 }
 
-void PluginCore::Reconcile(const std::vector<kubelet::ContainerDeviceAssignment>& containers) {
+void PluginCore::Reconcile(
+    const std::vector<adapters::kubelet::ContainerDeviceAssignment>& containers) {
   std::lock_guard lock(operation_mu_);
   reconciler_.Reconcile(containers);
 }
@@ -161,7 +162,7 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
   const ResourceDevices* r = inventory_.FindResource(resource);
   if (!r) return NotFound("unknown resource " + resource);
   if (containers.empty()) return InvalidArgument("Allocate without container requests");
-  GFP_ASSIGN_OR_RETURN(const bool iommufd, adapters::DetectIommufd(config_.dev_root));
+  GFP_ASSIGN_OR_RETURN(const bool iommufd, adapters::host::DetectIommufd(config_.dev_root));
   GFP_RETURN_IF_ERROR(RecheckRequested(containers));
   GFP_ASSIGN_OR_RETURN(std::vector<sm::RequestAllocation> requests,
                        ValidateContainers(*r, containers));
@@ -262,4 +263,4 @@ Status PluginCore::PreStart(const std::string& resource, const std::vector<std::
   return Status::Ok();
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

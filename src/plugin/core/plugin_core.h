@@ -37,7 +37,7 @@
 #include "plugin/core/saga_runner.h"
 #include "plugin/serve_config.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 struct DeviceView {
   std::string id;  // BDF, or an mdev's UUID
@@ -48,7 +48,7 @@ struct DeviceView {
 struct ContainerAllocation {
   std::string env_key;
   std::string env_value;  // comma-joined device ids (BDFs, UUIDs) in request order
-  std::vector<adapters::DeviceNodeSpec> device_specs;
+  std::vector<adapters::host::DeviceNodeSpec> device_specs;
 };
 
 class PluginCore {
@@ -68,7 +68,7 @@ class PluginCore {
   // One reconciliation pass with a successful PodResources List (SPEC §4.6): journal newly bound
   // pods, release allocations unused for the release grace, release orphaned partitions, repair
   // drift.
-  void Reconcile(const std::vector<kubelet::ContainerDeviceAssignment>& containers);
+  void Reconcile(const std::vector<adapters::kubelet::ContainerDeviceAssignment>& containers);
 
   // Re-checks /dev/vfio/<group> and sysfs (driver, group, vendor) for every device.
   void CheckHealth();
@@ -152,4 +152,4 @@ class PluginCore {
   std::mutex operation_mu_;
 };
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

@@ -5,13 +5,14 @@
 #include "common/log_context.h"
 #include "plugin/core/log_scope.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 Reconciler::Reconciler(const ServeConfig& config, engine::Engine& engine, SagaRunner& sagas,
                        FabricSync& fabric_sync, const Clock& clock)
     : config_(config), engine_(engine), sagas_(sagas), fabric_sync_(fabric_sync), clock_(clock) {}
 
-void Reconciler::Reconcile(const std::vector<kubelet::ContainerDeviceAssignment>& containers) {
+void Reconciler::Reconcile(
+    const std::vector<adapters::kubelet::ContainerDeviceAssignment>& containers) {
   sm::ObservePodResources observed;
   observed.now = clock_();
   for (const auto& c : containers) {
@@ -63,4 +64,4 @@ void Reconciler::ReleaseOrphans(const sm::ReleaseTracker::Due& due) {
   }
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

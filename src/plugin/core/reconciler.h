@@ -14,14 +14,14 @@
 #include "plugin/serve_config.h"
 #include "statemachine/release_tracker.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 class Reconciler {
  public:
   Reconciler(const ServeConfig& config, engine::Engine& engine, SagaRunner& sagas,
              FabricSync& fabric_sync, const Clock& clock);
 
-  void Reconcile(const std::vector<kubelet::ContainerDeviceAssignment>& containers);
+  void Reconcile(const std::vector<adapters::kubelet::ContainerDeviceAssignment>& containers);
 
  private:
   void ReleaseAllocations(const sm::ReleaseTracker::Due& due);
@@ -35,4 +35,4 @@ class Reconciler {
   sm::ReleaseTracker release_tracker_;
 };
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

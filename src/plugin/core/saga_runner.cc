@@ -12,7 +12,7 @@
 #include "statemachine/event_codec.h"
 #include "statemachine/recovery.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 namespace {
 
 const char* EffectName(sm::Effect::Kind kind) {
@@ -88,7 +88,7 @@ Result<sm::Decision> SagaRunner::ExecuteLogged(const sm::Command& command) {
       spdlog::warn("drift found: {}", LogText(event.drift_detected().detail(), 512));
     } else if (spdlog::should_log(spdlog::level::debug)) {
       spdlog::debug("journaled {}: {}", sm::EventTypeName(event),
-                    LogText(sm::SummarizeEvent(event), 512));
+                    LogText(journal_text::SummarizeEvent(event), 512));
     }
   }
   return decision;
@@ -98,8 +98,8 @@ events::FmResult SagaRunner::Carry(const sm::Effect& effect, ScopedLogContext& e
                                    SagaResult& result) {
   events::FmResult outcome;
   if (!fabric_) {
-    outcome.set_code(fm_code::kNotSupported);
-    outcome.set_name(fm_code::Name(fm_code::kNotSupported));
+    outcome.set_code(fm_codes::kNotSupported);
+    outcome.set_name(fm_codes::Name(fm_codes::kNotSupported));
     outcome.set_message("Fabric Manager management is disabled");
     effect_scope.FmCode(outcome.name());
     return outcome;
@@ -111,7 +111,7 @@ events::FmResult SagaRunner::Carry(const sm::Effect& effect, ScopedLogContext& e
   spdlog::debug("Fabric Manager {} {}: {} in {:.1f} ms", EffectName(effect.kind),
                 EffectTarget(effect), FmOutcomeText(outcome), MillisSince(started));
   result.fm_in_use |=
-      effect.kind == sm::Effect::Kind::kActivatePartition && outcome.code() == fm_code::kInUse;
+      effect.kind == sm::Effect::Kind::kActivatePartition && outcome.code() == fm_codes::kInUse;
   return outcome;
 }
 
@@ -149,4 +149,4 @@ Result<SagaResult> SagaRunner::Run(const sm::Command& command) {
   return result;
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

@@ -14,7 +14,7 @@
 #include "plugin/core/fabric_port.h"
 #include "plugin/core/plugin_clock.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 
 struct SagaResult {
   sm::AllocationId allocation_id;
@@ -57,4 +57,4 @@ class SagaRunner {
 // "FM_ST_IN_USE (message)", or "code N" when FM's code has no name: for logs and messages.
 std::string FmOutcomeText(const events::FmResult& fm);
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

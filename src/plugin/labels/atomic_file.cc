@@ -9,7 +9,7 @@
 
 #include "common/text_escape.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::labels {
 namespace {
 
 namespace fs = std::filesystem;
@@ -104,4 +104,4 @@ Status ReplaceFileAtomically(const fs::path& path, std::string_view content) {
   return FsyncDirectory(path, dir);
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::labels

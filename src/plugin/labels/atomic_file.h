@@ -6,7 +6,7 @@
 
 #include "common/status.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::labels {
 
 // Where the temporary file is written: a hidden folder beside the target. nfd-worker watches
 // features.d with inotify and rescans at most once a second, dropping the events that follow the
@@ -26,4 +26,4 @@ inline constexpr std::string_view kStagingDirName = ".gpu-fabric-plugin-staging"
 // device" (ResourceExhausted for ENOSPC/EDQUOT, NotFound for a missing folder, else Internal).
 Status ReplaceFileAtomically(const std::filesystem::path& path, std::string_view content);
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::labels

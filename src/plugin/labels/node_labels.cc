@@ -2,7 +2,7 @@
 
 #include "statemachine/free_partitions.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::labels {
 
 std::string FormatNodeLabels(const std::map<std::size_t, std::size_t>& free_by_size) {
   // Comment lines must not start with "# +": nfd-worker would read them as directives.
@@ -20,4 +20,4 @@ std::string FormatNodeLabels(const std::map<std::size_t, std::size_t>& free_by_s
   return text;
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::labels

@@ -11,7 +11,7 @@
 #include <map>
 #include <string>
 
-namespace gfp::plugin {
+namespace gfp::plugin::labels {
 
 // NFD skips feature files larger than this (nfd-worker's MaxFeatureFileSize).
 inline constexpr std::size_t kNfdMaxFeatureFileBytes = 65536;
@@ -22,4 +22,4 @@ inline constexpr std::size_t kNfdMaxFeatureFileBytes = 65536;
 // `free_by_size` is sm::FreePartitionsBySize's answer.
 std::string FormatNodeLabels(const std::map<std::size_t, std::size_t>& free_by_size);
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::labels

@@ -7,7 +7,7 @@
 #include "plugin/labels/node_labels.h"
 #include "statemachine/free_partitions.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::labels {
 
 void NodeLabelsFile::Update(const std::map<std::size_t, std::size_t>& free_by_size,
                             Clock::time_point now) {
@@ -38,4 +38,4 @@ void NodeLabelsFile::Update(const std::map<std::size_t, std::size_t>& free_by_si
                kRetryEvery.count());
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::labels

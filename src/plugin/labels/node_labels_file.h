@@ -11,7 +11,7 @@
 
 #include "common/status.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::labels {
 
 // File names longer than this are refused at start (the temporary name adds ".tmp"; NAME_MAX is
 // 255); whole paths longer than kMaxNodeLabelsPathLength too.
@@ -51,4 +51,4 @@ class NodeLabelsFile {
   Clock::time_point next_retry_{};
 };
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::labels

@@ -9,7 +9,7 @@
 #include "common/text_escape.h"
 #include "plugin/labels/node_labels_file.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::labels {
 namespace {
 
 namespace fs = std::filesystem;
@@ -48,7 +48,8 @@ Status CheckExistingFile(const fs::path& path) {
         "replace the link, not its target)");
   }
   if (!S_ISREG(info.st_mode)) {
-    return InvalidArgument("is not a regular file (" + adapters::FileTypeName(info.st_mode) + ")");
+    return InvalidArgument("is not a regular file (" + adapters::host::FileTypeName(info.st_mode) +
+                           ")");
   }
   return Status::Ok();
 }
@@ -56,7 +57,7 @@ Status CheckExistingFile(const fs::path& path) {
 Status CheckParentFolder(const fs::path& path) {
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   const std::string shown = EscapeAndTruncate(dir.string(), 300);
-  const Status is_dir = adapters::CheckIsDirectory(dir);
+  const Status is_dir = adapters::host::CheckIsDirectory(dir);
   if (is_dir.code() == ErrorCode::kNotFound) {
     return NotFound(": folder " + shown +
                     " does not exist (it must be NFD's features.d folder, mounted from the host; "
@@ -82,4 +83,4 @@ Status CheckNodeLabelsPath(const fs::path& path) {
   return CheckExistingFile(path);
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::labels

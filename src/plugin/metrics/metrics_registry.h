@@ -27,8 +27,8 @@ class Histogram;
 namespace gfp::plugin::metrics {
 
 // What the core reports (plugin/core/core_observer.h), under the names the tests use.
-using PartitionOperation = ::gfp::plugin::PartitionOperation;
-using DriftKind = ::gfp::plugin::DriftKind;
+using PartitionOperation = core::PartitionOperation;
+using DriftKind = core::DriftKind;
 
 struct ResourceDeviceCount {
   std::string resource;  // full resource name, e.g. nvidia.com/GH100_H100_SXM5_80GB
@@ -47,7 +47,7 @@ struct GaugeValues {
 };
 
 // Records what the core reports as a CoreObserver; the serve wiring hands it to the core.
-class MetricsRegistry final : public CoreObserver {
+class MetricsRegistry final : public core::CoreObserver {
  public:
   explicit MetricsRegistry(const std::string& version);
   ~MetricsRegistry() override;

@@ -54,8 +54,8 @@ std::string Workload::Where() const {
          ")";
 }
 
-std::vector<kubelet::ContainerDeviceAssignment> Workload::PodResources() const {
-  std::vector<kubelet::ContainerDeviceAssignment> out;
+std::vector<adapters::kubelet::ContainerDeviceAssignment> Workload::PodResources() const {
+  std::vector<adapters::kubelet::ContainerDeviceAssignment> out;
   for (const auto& vm : vms_) {
     out.push_back({"default", vm.name, "compute", world_->resource(), vm.devices});
   }

@@ -52,7 +52,7 @@ class Workload {
   const std::vector<Acknowledged>& acknowledged() const { return acked_; }
   const sm::State& acknowledged_state() const { return acked_state_; }
   // The pods kubelet knows, as PodResources reports them.
-  std::vector<kubelet::ContainerDeviceAssignment> PodResources() const;
+  std::vector<adapters::kubelet::ContainerDeviceAssignment> PodResources() const;
   // Where the workload is: "step 5 (admit vm-3 (2 GPUs))".
   std::string Where() const;
   int step() const { return at_step_; }

@@ -53,7 +53,7 @@ class JournalFailureTest : public ServeFixture {
       bool failed = false;
       for (int i = 0; i < 5000 && !failed; ++i) {
         auto r = engine.Execute(
-            sm::ObserveKubeletRestart{plugin::SystemClock(), std::string(size, 'x')});
+            sm::ObserveKubeletRestart{plugin::core::SystemClock(), std::string(size, 'x')});
         failed = !r.ok();
       }
       if (!failed) return false;
@@ -137,7 +137,8 @@ TEST_F(JournalFailureTest, FailedShutdownSnapshotIsReported) {
   ASSERT_NE(service, nullptr);
   auto& engine = service->core().engine();
   for (int i = 0; i < 300; ++i) {  // seqs for the snapshots below
-    ASSERT_TRUE(engine.Execute(sm::ObserveKubeletRestart{plugin::SystemClock(), "padding"}).ok());
+    ASSERT_TRUE(
+        engine.Execute(sm::ObserveKubeletRestart{plugin::core::SystemClock(), "padding"}).ok());
   }
   std::atomic<bool> stop{false};
   Status result;

@@ -4,8 +4,11 @@
 #include <iostream>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "sim/fm/sim_tables.h"
+#include "sim/world/world_parts.h"
 
 namespace gfp::testing {
 namespace {
@@ -16,17 +19,32 @@ const std::vector<std::string> kPluginEnv = {"ENABLE_FABRIC_MANAGER", "FABRIC_MA
                                              "GPU_FABRIC_JOURNAL",    "GPU_FABRIC_NODE_LABELS_FILE",
                                              "GPU_FABRIC_LOG_FORMAT", "GPU_FABRIC_METRICS_ADDRESS"};
 
-// The Go plugin's sanitized pci.ids names of the presets' GPUs.
-std::string NameOf(sim::NodePreset preset) {
-  switch (preset) {
+// The resource name and the variable KubeVirt reads that the Go plugin gives the node's first
+// resource: its sanitized pci.ids GPU name, vGPU type or VF profile (written here from
+// upstream-behaviour.md, not taken from the plugin's own naming code).
+std::pair<std::string, std::string> ExpectedNames(const simworld::NodeKind& kind) {
+  auto names = [](const std::string& prefix, const std::string& name) {
+    return std::make_pair("nvidia.com/" + name, prefix + "_RESOURCE_NVIDIA_COM_" + name);
+  };
+  if (kind.vgpu) {
+    switch (*kind.vgpu) {
+      case sim::VgpuNodePreset::kMdevA100:  // upstream-behaviour.md §1.4, §1.10
+        return names("MDEV_PCI", "GRID_A100-4C");
+      case sim::VgpuNodePreset::kVfH100:  // upstream-behaviour.md §3.2
+        return names("PCI", "NVIDIA_H100XM-80C");
+      case sim::VgpuNodePreset::kGraceGh200:  // upstream-behaviour.md §1.3's example
+        return names("PCI", "GH100_GH200_120GB___480GB");
+    }
+  }
+  switch (kind.preset) {
     case sim::NodePreset::kHgxB200:
-      return "GB100_B200";
+      return names("PCI", "GB100_B200");
     case sim::NodePreset::kHgxA100x16:
-      return "GA100_A100_SXM4_80GB";
+      return names("PCI", "GA100_A100_SXM4_80GB");
     case sim::NodePreset::kHgxH100:
       break;
   }
-  return "GH100_H100_SXM5_80GB";
+  return names("PCI", "GH100_H100_SXM5_80GB");
 }
 
 std::string Tail(const std::string& text, std::size_t max_lines) {
@@ -76,69 +94,19 @@ void ServeFixture::TearDown() {
 void ServeFixture::Prepare(const ServeSetup& setup) {
   ASSERT_FALSE(dir().empty()) << "mkdtemp failed";
   setup_ = setup;
-  if (setup.vgpu_preset) {
-    PrepareVgpuNode(*setup.vgpu_preset);
-  } else {
-    sim::FakeNodeSpec spec;
-    spec.preset = setup.preset;
-    spec.with_iommufd = setup.with_iommufd;
-    auto node = sim::BuildFakeNode(dir() / "node", spec);
-    ASSERT_TRUE(node.ok()) << node.status().message();
-    node_ = std::move(node).value();
-    fm_table_ = simworld::FmTableFor(setup.preset);
-    resource_ = "nvidia.com/" + NameOf(setup.preset);
-    env_key_ = "PCI_RESOURCE_NVIDIA_COM_" + NameOf(setup.preset);
-  }
-
+  const simworld::NodeKind kind{setup.preset, setup.vgpu_preset, setup.with_iommufd};
   const simworld::ServeSetup world = WorldSetup();
+  auto parts = simworld::AssembleWorld(world, kind, 30s);
+  ASSERT_TRUE(parts.ok()) << kind.Name() << ": " << parts.status().message();
+  node_ = std::move(parts->node);
+  fm_.emplace(std::move(parts->fabric));
+  kubelet_ = std::move(parts->kubelet);
+  fm_table_ = simworld::FmTableFor(kind);
+  std::tie(resource_, env_key_) = ExpectedNames(kind);
   device_plugin_dir_ = world.device_plugin_dir();
   pod_resources_socket_ = world.pod_resources_socket();
   journal_ = world.journal();
   fm_state_ = world.fm_state();
-  std::filesystem::create_directories(device_plugin_dir_);
-  std::filesystem::create_directories(pod_resources_socket_.parent_path());
-
-  auto fm = fmsim::FmSimControl::Create(fm_state_.string(), fm_table_);
-  ASSERT_TRUE(fm.ok()) << fm.status().message();
-  fm_.emplace(std::move(fm).value());
-  if (setup.vgpu_preset == sim::VgpuNodePreset::kVfH100) {
-    // FM in vGPU mode knows each VF's GPU from PCI; the simulator is told.
-    ASSERT_TRUE(fm_->SetFabricMode(fmsim::FabricMode::kVgpu).ok());
-    for (const auto& vf : node_.vfs) {
-      ASSERT_TRUE(fm_->SetVfParent(vf.bdf, ModuleOf(vf.parent_bdf)).ok()) << vf.bdf;
-    }
-  }
-
-  kubelet::FakeKubeletOptions options;
-  options.device_plugin_dir = device_plugin_dir_;
-  options.pod_resources_socket = pod_resources_socket_;
-  options.call_timeout = 30s;
-  kubelet_ = std::make_unique<kubelet::FakeKubelet>(options);
-  Status started = kubelet_->Start();
-  ASSERT_TRUE(started.ok()) << started.message();
-}
-
-void ServeFixture::PrepareVgpuNode(sim::VgpuNodePreset preset) {
-  auto node = sim::BuildVgpuNode(dir() / "node", {preset});
-  ASSERT_TRUE(node.ok()) << node.status().message();
-  node_ = std::move(node).value();
-  switch (preset) {
-    case sim::VgpuNodePreset::kMdevA100:  // upstream-behaviour.md §1.4, §1.10
-      fm_table_ = "a100";
-      resource_ = "nvidia.com/GRID_A100-4C";
-      env_key_ = "MDEV_PCI_RESOURCE_NVIDIA_COM_GRID_A100-4C";
-      return;
-    case sim::VgpuNodePreset::kVfH100:  // upstream-behaviour.md §3.2
-      fm_table_ = "h100";
-      resource_ = "nvidia.com/NVIDIA_H100XM-80C";
-      env_key_ = "PCI_RESOURCE_NVIDIA_COM_NVIDIA_H100XM-80C";
-      return;
-    case sim::VgpuNodePreset::kGraceGh200:
-      break;
-  }
-  fm_table_ = "h100";
-  resource_ = "nvidia.com/GH100_GH200_120GB___480GB";  // upstream-behaviour.md §1.3's example
-  env_key_ = "PCI_RESOURCE_NVIDIA_COM_GH100_GH200_120GB___480GB";
 }
 
 simworld::ServeSetup ServeFixture::WorldSetup() const {

@@ -50,12 +50,10 @@ class ServeFixture : public ::testing::Test {
  protected:
   void TearDown() override;
 
-  // Builds the fake node, a fresh simulated FM for the preset's table and starts the fake
-  // kubelet. Call once per test, before StartServe. Fails the test (fatal) on error.
+  // Assembles the world (sim/world/world_parts.h): the fake node, a fresh simulated FM for the
+  // node's table and the fake kubelet, started. Call once per test, before StartServe. Fails the
+  // test (fatal) on error.
   void Prepare(const ServeSetup& setup);
-
-  // Prepare's node half for a vGPU or Grace node.
-  void PrepareVgpuNode(sim::VgpuNodePreset preset);
 
   // The world's layout and serve settings (sim/world/serve_setup.h, the one mapping of a world
   // onto serve's command line).

@@ -18,7 +18,7 @@
 namespace gfp::simtest {
 namespace {
 
-namespace abi = fm::abi;
+namespace abi = adapters::fm::abi;
 
 class SimFmFaults : public ::testing::Test {
  protected:
@@ -29,7 +29,7 @@ class SimFmFaults : public ::testing::Test {
     ASSERT_TRUE(control.ok()) << control.status().message();
     control_ = std::make_unique<fmsim::FmSimControl>(std::move(control).value());
     ASSERT_EQ(::setenv("NVFM_SIM_STATE", state.c_str(), 1), 0);
-    auto library = fm::FabricManagerLibrary::Load(GFP_FM_SIM_LIBRARY);
+    auto library = adapters::fm::FabricManagerLibrary::Load(GFP_FM_SIM_LIBRARY);
     ASSERT_TRUE(library.ok()) << library.status().message();
     library_ = *library;
     fn().fmLibShutdown();  // the library is process-global: start from "not initialised"
@@ -44,7 +44,7 @@ class SimFmFaults : public ::testing::Test {
   }
   void TearDown() override { fn().fmLibShutdown(); }
 
-  const fm::FmFunctions& fn() { return library_->fn(); }
+  const adapters::fm::FmFunctions& fn() { return library_->fn(); }
   fmsim::FmSimControl& sim() { return *control_; }
   std::vector<std::uint32_t> Active() {
     auto active = sim().ActivePartitions();
@@ -63,7 +63,7 @@ class SimFmFaults : public ::testing::Test {
 
   testing::TempDir dir_;
   std::unique_ptr<fmsim::FmSimControl> control_;
-  std::shared_ptr<const fm::FabricManagerLibrary> library_;
+  std::shared_ptr<const adapters::fm::FabricManagerLibrary> library_;
   abi::fmHandle_t handle_ = nullptr;
 };
 

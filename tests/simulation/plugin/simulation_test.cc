@@ -184,7 +184,7 @@ class Scenario {
   void Drain();
 
   // --- helpers ------------------------------------------------------------------------------
-  std::vector<kubelet::ContainerDeviceAssignment> PodResources() const;
+  std::vector<adapters::kubelet::ContainerDeviceAssignment> PodResources() const;
   std::set<std::string> HeldDevices() const;
   bool FmHealthy() const { return !fm_unreachable_ && !faults_armed_; }
   void Disturb() { settled_ = false; }
@@ -235,14 +235,13 @@ std::string Scenario::Run() {
   activate_fn_ = vgpu_ ? "fmActivateFabricPartitionWithVFs" : "fmActivateFabricPartition";
   simworld::DeterministicOptions options;
   options.dir = dir_;
-  options.preset = preset_;
-  options.vgpu_vfs = vgpu_;
+  options.node.preset = preset_;
+  if (vgpu_) options.node.vgpu = sim::VgpuNodePreset::kVfH100;
   auto world = simworld::DeterministicWorld::Create(options);
   if (!world.ok()) return "GFP_SIM_SEED=" + std::to_string(seed_) + ": " + world.status().message();
   world_ = std::move(world).value();
-  Record(vgpu_ ? std::string("world: H100 vGPU VFs, FM table h100, FABRIC_MODE=2")
-               : std::string("world: ") + sim::NodePresetName(preset_) + ", FM table " +
-                     simworld::FmTableFor(preset_));
+  Record("world: " + options.node.Name() + ", FM table " + simworld::FmTableFor(options.node) +
+         (vgpu_ ? ", FABRIC_MODE=2" : ""));
   Expect(world_->StartPlugin(), "first start");
   if (!failed()) CheckAll();
   for (step_ = 1; step_ <= steps_ && !failed(); ++step_) {
@@ -328,8 +327,8 @@ std::set<std::string> Scenario::HeldDevices() const {
   return held;
 }
 
-std::vector<kubelet::ContainerDeviceAssignment> Scenario::PodResources() const {
-  std::vector<kubelet::ContainerDeviceAssignment> out;
+std::vector<adapters::kubelet::ContainerDeviceAssignment> Scenario::PodResources() const {
+  std::vector<adapters::kubelet::ContainerDeviceAssignment> out;
   for (const auto& vm : vms_) {
     out.push_back({"default", vm.name, "compute", world_->resource(), vm.devices});
   }

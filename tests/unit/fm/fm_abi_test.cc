@@ -5,7 +5,7 @@
 
 #include "adapters/fm/fm_return_codes.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 namespace {
 
 TEST(FmAbi, EveryDocumentedCodeHasItsName) {
@@ -69,4 +69,4 @@ TEST(FmAbi, VersionsEncodeSizeAndStructVersion) {
 }
 
 }  // namespace
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 namespace {
 
 TEST(FmAddress, SlashMeansUnixSocket) {
@@ -92,4 +92,4 @@ TEST(FmAddress, UnixPathMustFitTheConnectStruct) {
 }
 
 }  // namespace
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

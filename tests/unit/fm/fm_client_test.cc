@@ -9,7 +9,7 @@
 #include "adapters/fm/fm_return_codes.h"
 #include "fm_test_support.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 namespace {
 
 using std::chrono::milliseconds;
@@ -551,4 +551,4 @@ TEST_F(FmClient, DisconnectClosesTheHandle) {
 }
 
 }  // namespace
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -7,7 +7,7 @@
 #include "adapters/fm/fm_pci_device.h"
 #include "fm_test_support.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 namespace {
 
 using std::chrono::milliseconds;
@@ -182,4 +182,4 @@ TEST_F(FmClientVf, ACallPastItsDeadlineTimesOut) {
 }
 
 }  // namespace
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 namespace {
 
 // A valid one-partition list: partition 7, inactive, two GPUs (physical ids 1 and 2).
@@ -73,4 +73,4 @@ TEST(FmDecode, IsActiveMustBeZeroOrOne) {
 }
 
 }  // namespace
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

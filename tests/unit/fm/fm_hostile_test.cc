@@ -2,7 +2,7 @@
 // reads (the ASan build checks the latter: the list structs are heap objects of exact size).
 #include "fm_test_support.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 namespace {
 
 using testing::FmSimTest;
@@ -70,4 +70,4 @@ TEST_F(FmHostile, NvlinkFailedDevicesReplies) {
 }
 
 }  // namespace
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

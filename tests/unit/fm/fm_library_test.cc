@@ -7,7 +7,7 @@
 #include "fm_test_support.h"
 #include "unit/host/fifo_guard.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 namespace {
 
 TEST(FmLibrary, LoadsTheSimulatorWithAllSymbols) {
@@ -98,4 +98,4 @@ TEST(FmLibrary, ClientRejectsBadConfiguration) {
 }
 
 }  // namespace
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -8,7 +8,7 @@
 
 #include "fm_test_support.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 namespace {
 
 using testing::FmSimTest;
@@ -97,4 +97,4 @@ TEST_F(FmLogging, CallPastItsDeadlineIsAWarningNamingTheCall) {
 }
 
 }  // namespace
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -9,7 +9,7 @@
 #include "adapters/fm/fabric_manager_library.h"
 #include "fm_test_support.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 namespace {
 
 using testing::FmSimTest;
@@ -99,4 +99,4 @@ TEST_F(FmSimPrivate, UnsetMeansTheSharedStateFile) {
 }
 
 }  // namespace
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

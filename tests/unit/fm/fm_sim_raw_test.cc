@@ -5,7 +5,7 @@
 #include "adapters/fm/fabric_manager_library.h"
 #include "fm_test_support.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 namespace {
 
 using testing::FmSimTest;
@@ -118,4 +118,4 @@ TEST_F(FmSimRaw, ControlApiRejectsUnknownNames) {
 }
 
 }  // namespace
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -8,7 +8,7 @@
 #include "adapters/fm/fabric_manager_library.h"
 #include "fm_test_support.h"
 
-namespace gfp::fm {
+namespace gfp::adapters::fm {
 namespace {
 
 using testing::FmSimTest;
@@ -234,4 +234,4 @@ TEST_F(FmSimVf, ControlApiGuardsTheModeAndTheVfParents) {
 }
 
 }  // namespace
-}  // namespace gfp::fm
+}  // namespace gfp::adapters::fm

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <filesystem>
 
-namespace gfp::fm::testing {
+namespace gfp::adapters::fm::testing {
 
 abi::ConnectParamsV2 UnixParams() {
   abi::ConnectParamsV2 params{};
@@ -84,4 +84,4 @@ void FmSimRawTest::TearDown() {
   FmSimTest::TearDown();
 }
 
-}  // namespace gfp::fm::testing
+}  // namespace gfp::adapters::fm::testing

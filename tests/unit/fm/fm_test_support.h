@@ -14,7 +14,7 @@
 #include "adapters/fm/fm_abi.h"
 #include "sim/fm/fm_sim_control.h"
 
-namespace gfp::fm::testing {
+namespace gfp::adapters::fm::testing {
 
 inline constexpr const char* kSimLibrary = GFP_FM_SIM_LIBRARY;
 
@@ -57,4 +57,4 @@ class FmSimRawTest : public FmSimTest {
   std::shared_ptr<const FabricManagerLibrary> library_;
 };
 
-}  // namespace gfp::fm::testing
+}  // namespace gfp::adapters::fm::testing

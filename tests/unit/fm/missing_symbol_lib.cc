@@ -2,7 +2,7 @@
 // that the loader names the missing symbol.
 #include "adapters/fm/fm_abi.h"
 
-namespace abi = gfp::fm::abi;
+namespace abi = gfp::adapters::fm::abi;
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
 

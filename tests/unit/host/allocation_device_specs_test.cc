@@ -8,7 +8,7 @@
 #include "common/temp_dir.h"
 #include "sim/node/fake_node.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 using ::testing::ElementsAre;
@@ -118,4 +118,4 @@ TEST(HostAllocationDeviceSpecsMdev, TheWholeVfioDirectoryOnce) {
 }
 
 }  // namespace
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 TEST(HostBdf, NormalizesNvidiaSmiSpelling) {
@@ -40,4 +40,4 @@ TEST(HostBdf, CanonicalCheck) {
 }
 
 }  // namespace
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -8,7 +8,7 @@
 #include "common/temp_dir.h"
 #include "sim/node/fake_node.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 class HostDeviceRecheck : public ::testing::Test {
@@ -65,4 +65,4 @@ TEST_F(HostDeviceRecheck, RebindIsVisibleInIdentityButNotAGroupOrVendorChange) {
 }
 
 }  // namespace
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

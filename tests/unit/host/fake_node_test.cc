@@ -94,9 +94,9 @@ TEST(HostFakeNode, PciIdsNamesTheGpus) {
     gfp::testing::TempDir dir;
     auto node = BuildFakeNode(dir.path(), {c.preset, false, true, true});
     ASSERT_TRUE(node.ok());
-    auto db = adapters::LoadPciIds(node->pci_ids_file);
+    auto db = adapters::host::LoadPciIds(node->pci_ids_file);
     ASSERT_TRUE(db.ok()) << db.status().message();
-    EXPECT_EQ(adapters::NameResource(*db, node->gpu_device_id).resource_name, c.resource);
+    EXPECT_EQ(adapters::host::NameResource(*db, node->gpu_device_id).resource_name, c.resource);
   }
 }
 
@@ -139,7 +139,7 @@ TEST(HostFakeNode, RemovedDeviceDisappearsFromDiscovery) {
   ASSERT_TRUE(node.ok());
   ASSERT_TRUE(node->RemoveDevice("0000:47:00.0").ok());
   EXPECT_FALSE(fs::exists(node->DeviceDir("0000:47:00.0")));
-  auto found = adapters::DiscoverVfioDevices(node->sysfs_root);
+  auto found = adapters::host::DiscoverVfioDevices(node->sysfs_root);
   ASSERT_TRUE(found.ok());
   EXPECT_EQ(found->devices.size(), 15u);
   EXPECT_EQ(found->Find("0000:47:00.0"), nullptr);

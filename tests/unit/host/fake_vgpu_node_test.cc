@@ -47,7 +47,7 @@ TEST(HostFakeVgpuNode, MdevNodeLaysOutMdevsUnderTheirParent) {
   EXPECT_EQ(node.mdevs.back().type_name, "GRID A100-8C");
   // The GPUs stay on nvidia (vGPU manager): nothing for passthrough discovery.
   EXPECT_EQ(fs::read_symlink(node.DeviceDir("0000:07:00.0") / "driver").filename(), "nvidia");
-  auto found = adapters::DiscoverVfioDevices(node.sysfs_root);
+  auto found = adapters::host::DiscoverVfioDevices(node.sysfs_root);
   ASSERT_TRUE(found.ok());
   EXPECT_THAT(found->devices, IsEmpty());
 }
@@ -84,15 +84,15 @@ TEST(HostFakeVgpuNode, GraceNodeHasEgmDevicesAndNvgraceGpus) {
             "../../devices/virtual/egm/egm2");
   EXPECT_TRUE(fs::exists(node.dev_root / "egm2"));
   EXPECT_THAT(node.nvswitches, IsEmpty());
-  auto found = adapters::DiscoverVfioDevices(node.sysfs_root);
+  auto found = adapters::host::DiscoverVfioDevices(node.sysfs_root);
   ASSERT_TRUE(found.ok());
   ASSERT_EQ(found->devices.size(), 4u);
   EXPECT_EQ(found->devices[3].driver, "nvgrace_gpu_vfio_pci");
   EXPECT_EQ(found->devices[3].numa_node, 3);
-  auto db = adapters::LoadPciIds(node.pci_ids_file);
+  auto db = adapters::host::LoadPciIds(node.pci_ids_file);
   ASSERT_TRUE(db.ok());
   // upstream-behaviour.md §1.3's GH200 example.
-  EXPECT_EQ(adapters::NameResource(*db, node.gpu_device_id).resource_name,
+  EXPECT_EQ(adapters::host::NameResource(*db, node.gpu_device_id).resource_name,
             "nvidia.com/GH100_GH200_120GB___480GB");
 }
 

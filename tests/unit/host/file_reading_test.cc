@@ -5,7 +5,7 @@
 #include "common/temp_dir.h"
 #include "unit/host/fifo_guard.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 using gfp::testing::MakeFifo;
@@ -67,4 +67,4 @@ TEST(HostFileReading, CheckIsDirectorySaysWhatIsThere) {
 }
 
 }  // namespace
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

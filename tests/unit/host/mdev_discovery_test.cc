@@ -9,7 +9,7 @@
 #include "fifo_guard.h"
 #include "sim/node/fake_node.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 namespace fs = std::filesystem;
@@ -223,4 +223,4 @@ TEST_F(HostMdevDiscovery, LinkNotUnderAPciDeviceIsSkipped) {
 }
 
 }  // namespace
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

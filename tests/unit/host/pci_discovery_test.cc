@@ -8,7 +8,7 @@
 #include "common/temp_dir.h"
 #include "sim/node/fake_node.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 using ::testing::ElementsAre;
@@ -306,4 +306,4 @@ TEST_F(HostPciDiscovery, HandMadeTree) {
 }
 
 }  // namespace
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -8,7 +8,7 @@
 #include "common/temp_dir.h"
 #include "unit/host/fifo_guard.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 const std::filesystem::path kFixture = std::filesystem::path(GFP_HOST_TESTDATA_DIR) / "pci.ids";
@@ -174,4 +174,4 @@ TEST(HostResourceNaming, EmptyDatabaseAlwaysFallsBack) {
 }
 
 }  // namespace
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -5,7 +5,7 @@
 
 #include "common/temp_dir.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 namespace fs = std::filesystem;
@@ -38,4 +38,4 @@ TEST(HostSysfsLinks, LinksLeadingOutsideOrNowhereAreRefused) {
 }
 
 }  // namespace
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

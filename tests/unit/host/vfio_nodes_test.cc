@@ -5,7 +5,7 @@
 #include "common/temp_dir.h"
 #include "sim/node/fake_node.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 TEST(HostVfioNodes, IommufdFollowsDevIommu) {
@@ -52,4 +52,4 @@ TEST(HostVfioNodes, GroupNodeHealth) {
 }
 
 }  // namespace
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

@@ -9,7 +9,7 @@
 #include "common/temp_dir.h"
 #include "sim/node/fake_node.h"
 
-namespace gfp::adapters {
+namespace gfp::adapters::host {
 namespace {
 
 namespace fs = std::filesystem;
@@ -180,4 +180,4 @@ TEST_F(HostVgpuVfDiscovery, RecheckNamesWhatChangedSinceDiscovery) {
 }
 
 }  // namespace
-}  // namespace gfp::adapters
+}  // namespace gfp::adapters::host

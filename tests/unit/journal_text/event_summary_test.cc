@@ -24,7 +24,7 @@ events::Event Parse(const std::string& text) {
 
 void ExpectSummaries(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
-    EXPECT_EQ(SummarizeEvent(Parse(c.event)), c.summary) << c.event;
+    EXPECT_EQ(journal_text::SummarizeEvent(Parse(c.event)), c.summary) << c.event;
   }
 }
 

@@ -345,7 +345,7 @@ TEST_F(KubeletFakeKubelet, ServesPodResourcesGetAndAllocatable) {
   ASSERT_TRUE(kubelet_->AdmitPod("vms", "vm-a", {{"compute", 1}}, kResource).ok());
 
   auto stub = v1::PodResourcesLister::NewStub(
-      MakeUnixSocketChannel(options_.pod_resources_socket.string()));
+      adapters::kubelet::MakeUnixSocketChannel(options_.pod_resources_socket.string()));
   {
     grpc::ClientContext context;
     v1::GetPodResourcesRequest request;

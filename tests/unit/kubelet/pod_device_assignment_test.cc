@@ -20,16 +20,16 @@ TEST(KubeletPodDeviceAssignment, MergesPerNumaEntriesAndSeparatesResources) {
   *response.add_pod_resources() =
       BuildPodResources("vms", "vm-b", {{"compute", "nvidia.com/GPU", {{"0000:5b:00.0", {}}}}});
 
-  const std::vector<ContainerDeviceAssignment> expected = {
+  const std::vector<adapters::kubelet::ContainerDeviceAssignment> expected = {
       {"vms", "vm-a", "compute", "nvidia.com/GPU", {"0000:1b:00.0", "0000:3b:00.0"}},
       {"vms", "vm-a", "compute", "example.com/nic", {"nic0"}},
       {"vms", "vm-b", "compute", "nvidia.com/GPU", {"0000:5b:00.0"}},
   };
-  EXPECT_EQ(FlattenPodResources(response), expected);
+  EXPECT_EQ(adapters::kubelet::FlattenPodResources(response), expected);
 }
 
 TEST(KubeletPodDeviceAssignment, EmptyResponseGivesNothing) {
-  EXPECT_TRUE(FlattenPodResources(v1::ListPodResourcesResponse()).empty());
+  EXPECT_TRUE(adapters::kubelet::FlattenPodResources(v1::ListPodResourcesResponse()).empty());
 }
 
 }  // namespace

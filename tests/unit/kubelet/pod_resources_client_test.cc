@@ -25,8 +25,8 @@ class KubeletPodResourcesClient : public ::testing::Test {
         {{"compute", "nvidia.com/GPU", {{"0000:1b:00.0", {0}}, {"0000:3b:00.0", {0, 1}}}}}));
   }
 
-  PodResourcesClientOptions Options() const {
-    PodResourcesClientOptions options;
+  adapters::kubelet::PodResourcesClientOptions Options() const {
+    adapters::kubelet::PodResourcesClientOptions options;
     options.socket_path = socket_.string();
     options.deadline = milliseconds(2000);
     return options;
@@ -38,10 +38,10 @@ class KubeletPodResourcesClient : public ::testing::Test {
 };
 
 TEST_F(KubeletPodResourcesClient, ListsContainersWithDeduplicatedDevices) {
-  PodResourcesClient client(Options());
+  adapters::kubelet::PodResourcesClient client(Options());
   auto listed = client.List();
   ASSERT_TRUE(listed.ok()) << listed.status().message();
-  const std::vector<ContainerDeviceAssignment> expected = {
+  const std::vector<adapters::kubelet::ContainerDeviceAssignment> expected = {
       {"vms", "vm-a", "compute", "nvidia.com/GPU", {"0000:1b:00.0", "0000:3b:00.0"}}};
   EXPECT_EQ(*listed, expected);
   EXPECT_EQ(server_.list_calls(), 1);
@@ -49,16 +49,16 @@ TEST_F(KubeletPodResourcesClient, ListsContainersWithDeduplicatedDevices) {
 
 TEST_F(KubeletPodResourcesClient, AcceptsAnswersAboveGrpcDefaultLimit) {
   server_.OversizeNextList(1, 8u << 20);  // twice gRPC's 4 MiB default
-  PodResourcesClient client(Options());
+  adapters::kubelet::PodResourcesClient client(Options());
   auto listed = client.List();
   ASSERT_TRUE(listed.ok()) << listed.status().message();
   EXPECT_EQ(listed->size(), 2u);  // vm-a and the filler pod
 
   // The same answer is refused by a client with gRPC's default limit: the option matters.
   server_.OversizeNextList(1, 8u << 20);
-  PodResourcesClientOptions small = Options();
+  adapters::kubelet::PodResourcesClientOptions small = Options();
   small.max_receive_bytes = 4 << 20;
-  PodResourcesClient small_client(small);
+  adapters::kubelet::PodResourcesClient small_client(small);
   auto refused = small_client.List();
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), ErrorCode::kResourceExhausted);
@@ -66,7 +66,7 @@ TEST_F(KubeletPodResourcesClient, AcceptsAnswersAboveGrpcDefaultLimit) {
 
 TEST_F(KubeletPodResourcesClient, AnswerAbove16MiBIsResourceExhaustedThenRecovers) {
   server_.OversizeNextList();
-  PodResourcesClient client(Options());
+  adapters::kubelet::PodResourcesClient client(Options());
   auto refused = client.List();
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), ErrorCode::kResourceExhausted);
@@ -80,7 +80,7 @@ TEST_F(KubeletPodResourcesClient, AnswerAbove16MiBIsResourceExhaustedThenRecover
 }
 
 TEST_F(KubeletPodResourcesClient, InjectedErrorsAreReportedWithTheirCodeAndChannelIsRecreated) {
-  PodResourcesClient client(Options());
+  adapters::kubelet::PodResourcesClient client(Options());
   ASSERT_TRUE(client.List().ok());
   EXPECT_EQ(client.channels_created(), 1);
 
@@ -110,9 +110,9 @@ TEST_F(KubeletPodResourcesClient, InjectedErrorsAreReportedWithTheirCodeAndChann
 
 TEST_F(KubeletPodResourcesClient, DeadlineBoundsASlowKubelet) {
   server_.DelayNextList(milliseconds(3000));
-  PodResourcesClientOptions options = Options();
+  adapters::kubelet::PodResourcesClientOptions options = Options();
   options.deadline = milliseconds(200);
-  PodResourcesClient client(options);
+  adapters::kubelet::PodResourcesClient client(options);
   const auto start = std::chrono::steady_clock::now();
   auto listed = client.List();
   const auto took = std::chrono::steady_clock::now() - start;
@@ -124,7 +124,7 @@ TEST_F(KubeletPodResourcesClient, DeadlineBoundsASlowKubelet) {
 TEST_F(KubeletPodResourcesClient, MissingSocketIsUnavailableAndNamesThePath) {
   server_.Stop();
   ASSERT_FALSE(std::filesystem::exists(socket_));
-  PodResourcesClient client(Options());
+  adapters::kubelet::PodResourcesClient client(Options());
   auto listed = client.List();
   ASSERT_FALSE(listed.ok());
   EXPECT_EQ(listed.status().code(), ErrorCode::kUnavailable);
@@ -133,7 +133,7 @@ TEST_F(KubeletPodResourcesClient, MissingSocketIsUnavailableAndNamesThePath) {
 }
 
 TEST_F(KubeletPodResourcesClient, NewSocketFileGetsANewChannel) {
-  PodResourcesClient client(Options());
+  adapters::kubelet::PodResourcesClient client(Options());
   ASSERT_TRUE(client.List().ok());
   ASSERT_TRUE(client.List().ok());
   EXPECT_EQ(client.channels_created(), 1);

@@ -115,7 +115,7 @@ TestDevicePlugin::TestDevicePlugin(std::filesystem::path device_plugin_dir, std:
       endpoint_(std::move(endpoint)),
       resource_name_(std::move(resource_name)),
       options_(std::move(options)) {
-  KeepGrpcInitialized();
+  adapters::kubelet::KeepGrpcInitialized();
 }
 
 TestDevicePlugin::~TestDevicePlugin() { StopServing(); }
@@ -127,7 +127,7 @@ bool TestDevicePlugin::Serve() {
   }
   service_ = std::make_unique<Service>(this);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(UnixSocketTarget(socket_path().string()),
+  builder.AddListeningPort(adapters::kubelet::UnixSocketTarget(socket_path().string()),
                            grpc::InsecureServerCredentials());
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
@@ -160,7 +160,7 @@ grpc::Status TestDevicePlugin::Register(const std::string& version) {
 
 grpc::Status TestDevicePlugin::RegisterAs(const std::string& version,
                                           const std::string& resource_name) {
-  auto channel = MakeUnixSocketChannel((dir_ / "kubelet.sock").string());
+  auto channel = adapters::kubelet::MakeUnixSocketChannel((dir_ / "kubelet.sock").string());
   auto stub = v1beta1::Registration::NewStub(channel);
   v1beta1::RegisterRequest request;
   request.set_version(version);

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""scripts/check-layers.py must pass on the real tree and fail on each planted forbidden include.
+"""scripts/check-layers.py must pass on the real tree and fail on each planted forbidden include
+and each namespace that does not follow its folder.
 
   tests/unit/layers/check_layers_test.py REPO_ROOT
-Each case copies src/ to a scratch folder, appends one include to one file and requires exit
-status 1 with the file:line of the include and the broken direction on stderr; a clean copy and
-an allowed include must pass. Exits 1 if any case does not behave.
+Each case copies src/ to a scratch folder, appends one include (or namespace) to one file and
+requires exit status 1 with the file:line of what was planted and the broken rule on stderr; a
+clean copy and an allowed include or namespace must pass. Exits 1 if any case does not behave.
 """
 import os
 import shutil
@@ -37,19 +38,31 @@ FORBIDDEN = [
 ]
 ALLOWED = [("engine/engine.cc", '"statemachine/apply.h"'), ("store/journal.cc", "<vector>")]
 
+# (file under src/, text to append, text stderr must contain besides file:line; None: allowed)
+NAMESPACES = [
+    ("adapters/host/bdf.cc", "namespace gfp::adapters {\nint planted;\n}",
+     "namespace gfp::adapters in adapters/host/: its namespace is gfp::adapters::host"),
+    ("plugin/core/saga_runner.cc", "namespace gfp::plugin {\nint planted;\n}",
+     "its namespace is gfp::plugin::core"),
+    ("statemachine/apply.cc", "namespace gfp::statemachine {\nint planted;\n}",
+     "its namespace is gfp::sm"),
+    ("store/journal.cc", "namespace gfp::store::sqlite {\nint planted;\n}", None),
+    ("cli/journal_command.cc", "namespace gfp::engine {\nclass Engine;\n}", None),
+]
+
 
 def run(checker, root):
     return subprocess.run([sys.executable, checker, "--root", root], capture_output=True,
                           text=True, check=False)
 
 
-def plant(root, rel, include):
-    """Appends the include to src/<rel>; returns its line number."""
+def plant(root, rel, text):
+    """Appends `text` to src/<rel> after an empty line; returns the line number it starts at."""
     path = os.path.join(root, "src", rel)
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     with open(path, "a", encoding="utf-8") as f:
-        f.write(f"\n#include {include}\n")
+        f.write(f"\n{text}\n")
     return len(lines) + 2
 
 
@@ -61,19 +74,22 @@ def main():
     if real.returncode != 0:
         failures.append(f"the real tree fails:\n{real.stderr}")
     with tempfile.TemporaryDirectory() as scratch:
-        for n, (rel, include, expected) in enumerate(FORBIDDEN + [(r, i, None) for r, i in ALLOWED]):
+        cases = [(r, f"#include {i}", e) for r, i, e in FORBIDDEN]
+        cases += [(r, f"#include {i}", None) for r, i in ALLOWED] + NAMESPACES
+        for n, (rel, text, expected) in enumerate(cases):
             root = os.path.join(scratch, str(n))
             shutil.copytree(os.path.join(repo, "src"), os.path.join(root, "src"))
-            line = plant(root, rel, include)
+            line = plant(root, rel, text)
             got = run(checker, root)
             where = f"src/{rel}:{line}:"
             if expected is None:
                 ok = got.returncode == 0
             else:
                 ok = (got.returncode == 1 and where in got.stderr and expected in got.stderr)
-            print(f"{'ok  ' if ok else 'FAIL'} {rel} + #include {include} -> exit {got.returncode}")
+            planted = text.replace("\n", " ")
+            print(f"{'ok  ' if ok else 'FAIL'} {rel} + {planted} -> exit {got.returncode}")
             if not ok:
-                failures.append(f"{rel} + {include}: want {expected or 'success'} at {where}, "
+                failures.append(f"{rel} + {planted}: want {expected or 'success'} at {where}, "
                                 f"got exit {got.returncode}:\n{got.stderr}")
     for f in failures:
         print(f, file=sys.stderr)

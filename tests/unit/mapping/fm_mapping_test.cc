@@ -5,9 +5,9 @@
 namespace gfp::cli {
 namespace {
 
-fm::PartitionInfo Partition(std::uint32_t id, std::vector<std::uint32_t> modules,
-                            std::vector<std::string> bus_ids) {
-  fm::PartitionInfo p;
+adapters::fm::PartitionInfo Partition(std::uint32_t id, std::vector<std::uint32_t> modules,
+                                      std::vector<std::string> bus_ids) {
+  adapters::fm::PartitionInfo p;
   p.id = id;
   p.physical_ids = std::move(modules);
   p.pci_bus_ids = std::move(bus_ids);

@@ -15,7 +15,7 @@
 
 #include "common/temp_dir.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::labels {
 namespace {
 
 namespace fs = std::filesystem;
@@ -157,4 +157,4 @@ TEST_F(AtomicFile, AFailedWriteLeavesTheOldFileWhole) {
 }
 
 }  // namespace
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::labels

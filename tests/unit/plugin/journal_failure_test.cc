@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 namespace {
 
 TEST(JournalFailure, FullStaysResourceExhaustedEverythingElseIsInternal) {
@@ -20,4 +20,4 @@ TEST(JournalFailure, FullStaysResourceExhaustedEverythingElseIsInternal) {
 }
 
 }  // namespace
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 namespace {
 
 // alloc-1 holds partition 3 and is bound to vms/vm-a; alloc-2 waits for partition 4 to be
@@ -136,4 +136,4 @@ TEST(LogScope, EventFieldsAndFabricManagerCode) {
 }
 
 }  // namespace
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

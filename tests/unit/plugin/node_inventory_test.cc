@@ -5,25 +5,27 @@
 
 #include <gtest/gtest.h>
 
-namespace gfp::plugin {
+namespace gfp::plugin::core {
 namespace {
 
-adapters::PciDevice Gpu(const std::string& bdf, const std::string& device_id = "2330") {
+adapters::host::PciDevice Gpu(const std::string& bdf, const std::string& device_id = "2330") {
   return {bdf, device_id, "vfio-pci", "40", 0, std::nullopt};
 }
 
-adapters::VgpuVf Vf(const std::string& bdf, const std::string& parent) {
+adapters::host::VgpuVf Vf(const std::string& bdf, const std::string& parent) {
   return {bdf, parent, "1064", "NVIDIA_H100XM-80C", "90", 1, "2330", "vfio9"};
 }
 
-adapters::MdevDevice Mdev(const std::string& uuid, const std::string& parent) {
+adapters::host::MdevDevice Mdev(const std::string& uuid, const std::string& parent) {
   return {uuid, "GRID_A100-4C", parent, 1};
 }
 
-Result<NodeInventory> Make(adapters::PciDiscovery pci, adapters::VgpuVfDiscovery vfs = {},
-                           adapters::MdevDiscovery mdevs = {}, adapters::EgmDiscovery egms = {}) {
+Result<NodeInventory> Make(adapters::host::PciDiscovery pci,
+                           adapters::host::VgpuVfDiscovery vfs = {},
+                           adapters::host::MdevDiscovery mdevs = {},
+                           adapters::host::EgmDiscovery egms = {}) {
   return MakeInventory(std::move(pci), std::move(vfs), std::move(mdevs), std::move(egms),
-                       adapters::PciIds());
+                       adapters::host::PciIds());
 }
 
 TEST(NodeInventoryTest, ResourceNamingOfAnMdevType) {
@@ -41,10 +43,10 @@ TEST(NodeInventoryTest, ResourceNamingOfAVgpuProfile) {  // upstream-behaviour.m
 }
 
 TEST(NodeInventoryTest, MdevsAreJournaledWithKindParentAndNuma) {
-  adapters::MdevDiscovery mdevs;
+  adapters::host::MdevDiscovery mdevs;
   mdevs.devices.push_back(Mdev("6a3e2b10-5c7d-4f1e-8a9b-000000000001", "0000:3b:00.0"));
   mdevs.warnings.push_back("x: skipped: no mdev_type");
-  adapters::PciDiscovery pci;
+  adapters::host::PciDiscovery pci;
   pci.warnings.push_back("pci warning");
   auto inventory = Make(pci, {}, mdevs);
   ASSERT_TRUE(inventory.ok()) << inventory.status().message();
@@ -61,7 +63,7 @@ TEST(NodeInventoryTest, MdevsAreJournaledWithKindParentAndNuma) {
 }
 
 TEST(NodeInventoryTest, VfsAreOneResourcePerProfileWithTheirParent) {
-  adapters::VgpuVfDiscovery vfs;
+  adapters::host::VgpuVfDiscovery vfs;
   vfs.vfs = {Vf("0000:1b:00.4", "0000:1b:00.0"), Vf("0000:43:00.4", "0000:43:00.0")};
   auto inventory = Make({}, vfs);
   ASSERT_TRUE(inventory.ok()) << inventory.status().message();
@@ -81,7 +83,7 @@ TEST(NodeInventoryTest, VfsAreOneResourcePerProfileWithTheirParent) {
 }
 
 TEST(NodeInventoryTest, MdevParentsAreNotFabricGpus) {
-  adapters::MdevDiscovery mdevs;
+  adapters::host::MdevDiscovery mdevs;
   mdevs.devices.push_back(Mdev("6a3e2b10-5c7d-4f1e-8a9b-000000000001", "0000:3b:00.0"));
   auto inventory = Make({{Gpu("0000:1b:00.0")}, {}}, {}, mdevs);
   ASSERT_TRUE(inventory.ok());
@@ -89,7 +91,7 @@ TEST(NodeInventoryTest, MdevParentsAreNotFabricGpus) {
 }
 
 TEST(NodeInventoryTest, TwoKindsWithOneResourceNameAreRefused) {
-  adapters::MdevDiscovery mdevs;
+  adapters::host::MdevDiscovery mdevs;
   auto mdev = Mdev("6a3e2b10-5c7d-4f1e-8a9b-000000000001", "0000:3b:00.0");
   mdev.type_name = "2330";  // clashes with the raw device id of the whole GPU
   mdevs.devices.push_back(mdev);
@@ -100,7 +102,7 @@ TEST(NodeInventoryTest, TwoKindsWithOneResourceNameAreRefused) {
 }
 
 TEST(NodeInventoryTest, WholeGpusAndVfsNeedTwoFabricModes) {
-  adapters::VgpuVfDiscovery vfs;
+  adapters::host::VgpuVfDiscovery vfs;
   vfs.vfs = {Vf("0000:1b:00.4", "0000:1b:00.0")};
   auto mixed = Make({{Gpu("0000:43:00.0")}, {}}, vfs);
   ASSERT_TRUE(mixed.ok());
@@ -113,7 +115,7 @@ TEST(NodeInventoryTest, WholeGpusAndVfsNeedTwoFabricModes) {
   auto only_vfs = Make({}, vfs);
   ASSERT_TRUE(only_vfs.ok());
   EXPECT_TRUE(CheckOneFabricMode(*only_vfs).ok());
-  adapters::MdevDiscovery mdevs;
+  adapters::host::MdevDiscovery mdevs;
   mdevs.devices.push_back(Mdev("6a3e2b10-5c7d-4f1e-8a9b-000000000001", "0000:3b:00.0"));
   auto gpus_and_mdevs = Make({{Gpu("0000:43:00.0")}, {}}, {}, mdevs);
   ASSERT_TRUE(gpus_and_mdevs.ok());
@@ -121,4 +123,4 @@ TEST(NodeInventoryTest, WholeGpusAndVfsNeedTwoFabricModes) {
 }
 
 }  // namespace
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::core

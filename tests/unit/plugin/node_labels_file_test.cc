@@ -15,7 +15,7 @@
 #include "common/temp_dir.h"
 #include "plugin/labels/atomic_file.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::labels {
 namespace {
 
 namespace fs = std::filesystem;
@@ -188,4 +188,4 @@ TEST_F(NodeLabelsPathTest, AFolderThatIsNotWritableIsRefused) {
 }
 
 }  // namespace
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::labels

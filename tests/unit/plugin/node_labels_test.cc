@@ -7,7 +7,7 @@
 #include <regex>
 #include <sstream>
 
-namespace gfp::plugin {
+namespace gfp::plugin::labels {
 namespace {
 
 // The lines that are not comments.
@@ -64,4 +64,4 @@ TEST(FormatNodeLabels, StaysFarBelowNfdsSizeLimit) {
 }
 
 }  // namespace
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::labels

@@ -1,6 +1,6 @@
 // Temporary sockets a killed plugin left in the device-plugin directory are cleaned up at start,
 // and nothing else there is touched.
-#include "plugin/grpc/socket_guard.h"
+#include "plugin/rpc/socket_guard.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -14,7 +14,7 @@
 
 #include "common/temp_dir.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::rpc {
 namespace {
 
 namespace fs = std::filesystem;
@@ -74,4 +74,4 @@ TEST(RemoveStaleTemporarySockets, AMissingDirectoryRemovesNothing) {
 }
 
 }  // namespace
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::rpc

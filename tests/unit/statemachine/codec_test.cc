@@ -49,7 +49,7 @@ TEST(EventCodec, JsonUsesProtoFieldNames) {
   events::Event e;
   e.mutable_allocation_bound()->set_pod_namespace("vms");
   EXPECT_THAT(EventFieldsJson(e), HasSubstr("\"pod_namespace\":\"vms\""));
-  EXPECT_THAT(SummarizeEvent(e), HasSubstr("bound to vms/"));
+  EXPECT_THAT(journal_text::SummarizeEvent(e), HasSubstr("bound to vms/"));
 }
 
 TEST(EventCodec, Rfc3339RoundTrip) {

@@ -232,7 +232,7 @@ TEST_F(AllocationTest, RefusedRequestIsJournaledBoundedAndEscaped) {
   EXPECT_EQ(requested.device_ids_size(), 8);
   EXPECT_EQ(requested.device_ids_omitted(), 2992u);
   for (const auto& id : requested.device_ids()) EXPECT_EQ(id.find('\n'), std::string::npos);
-  EXPECT_THAT(SummarizeEvent(d.journal[mark]), HasSubstr("… and 2992 more IDs"));
+  EXPECT_THAT(journal_text::SummarizeEvent(d.journal[mark]), HasSubstr("… and 2992 more IDs"));
   const auto& rejected = d.journal[mark + 1].allocation_rejected();
   EXPECT_THAT(rejected.reason(), HasSubstr("… and 2992 more IDs not journaled"));
   EXPECT_EQ(rejected.reason().find('\n'), std::string::npos);

@@ -60,16 +60,16 @@ TEST(RefusalErrorCode, FabricManagersRefusalHasItsCodesCategory) {
   const auto refused = [](int code) {
     return RefusalErrorCode(RefusalKind::kFabricManagerRefused, code);
   };
-  EXPECT_EQ(refused(fm_code::kInUse), ErrorCode::kFailedPrecondition);
-  EXPECT_EQ(refused(fm_code::kGenericError), ErrorCode::kInternal);
-  EXPECT_EQ(refused(fm_code::kNotConfigured), ErrorCode::kUnavailable);
-  EXPECT_EQ(refused(fm_code::kConnectionNotValid), ErrorCode::kUnavailable);
-  EXPECT_EQ(refused(fm_code::kTimeout), ErrorCode::kDeadlineExceeded);
-  EXPECT_EQ(refused(fm_code::kResourceExhausted), ErrorCode::kResourceExhausted);
-  EXPECT_EQ(refused(fm_code::kBadParam), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(refused(fm_codes::kInUse), ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(refused(fm_codes::kGenericError), ErrorCode::kInternal);
+  EXPECT_EQ(refused(fm_codes::kNotConfigured), ErrorCode::kUnavailable);
+  EXPECT_EQ(refused(fm_codes::kConnectionNotValid), ErrorCode::kUnavailable);
+  EXPECT_EQ(refused(fm_codes::kTimeout), ErrorCode::kDeadlineExceeded);
+  EXPECT_EQ(refused(fm_codes::kResourceExhausted), ErrorCode::kResourceExhausted);
+  EXPECT_EQ(refused(fm_codes::kBadParam), ErrorCode::kInvalidArgument);
   // A code FM does not document, or "success" on a refusal, is still a failure.
   EXPECT_EQ(refused(-42), ErrorCode::kInternal);
-  EXPECT_EQ(refused(fm_code::kSuccess), ErrorCode::kInternal);
+  EXPECT_EQ(refused(fm_codes::kSuccess), ErrorCode::kInternal);
 }
 
 TEST_F(RefusalKindTest, TheCallersMistakeIsAnInvalidRequest) {
@@ -125,12 +125,12 @@ TEST_F(RefusalKindTest, FabricManagerNotConnectedIsUnusable) {
 TEST_F(RefusalKindTest, FabricManagersRefusalCarriesItsCode) {
   const Decision refused = LastRefusal(
       d.Request(node.resource, Modules(node, {1, 3})),
-      [](const Effect&) { return FmError(fm_code::kGenericError, "FM_ST_GENERIC_ERROR"); });
+      [](const Effect&) { return FmError(fm_codes::kGenericError, "FM_ST_GENERIC_ERROR"); });
   ExpectKind(refused, RefusalKind::kFabricManagerRefused, ErrorCode::kInternal, "GENERIC_ERROR");
-  EXPECT_EQ(refused.refusal_fm_code, fm_code::kGenericError);
+  EXPECT_EQ(refused.refusal_fm_code, fm_codes::kGenericError);
   const Decision not_ready =
       LastRefusal(d.Request(node.resource, Modules(node, {1, 3})),
-                  [](const Effect&) { return FmError(fm_code::kNotReady, "FM_ST_NOT_READY"); });
+                  [](const Effect&) { return FmError(fm_codes::kNotReady, "FM_ST_NOT_READY"); });
   ExpectKind(not_ready, RefusalKind::kFabricManagerRefused, ErrorCode::kUnavailable, "NOT_READY");
 }
 
@@ -158,17 +158,17 @@ TEST_F(RefusalKindTest, PreStartOfDevicesNoAllocationHoldsIsNotServable) {
 }
 
 TEST(FmCodeTable, NamesCategoriesAndUnknownCodes) {
-  EXPECT_EQ(fm_code::Name(fm_code::kInUse), "FM_ST_IN_USE");
-  EXPECT_EQ(fm_code::Name(fm_code::kPartitionRouteProgrammingError),
+  EXPECT_EQ(fm_codes::Name(fm_codes::kInUse), "FM_ST_IN_USE");
+  EXPECT_EQ(fm_codes::Name(fm_codes::kPartitionRouteProgrammingError),
             "FM_ST_PARTITION_ROUTE_PROGRAMMING_ERROR");
-  EXPECT_EQ(fm_code::Name(-30), "FM_ST_UNKNOWN(-30)");
-  EXPECT_EQ(fm_code::Name(1), "FM_ST_UNKNOWN(1)");
-  EXPECT_EQ(fm_code::Find(-30), nullptr);
-  EXPECT_EQ(fm_code::Category(fm_code::kSuccess), ErrorCode::kOk);
-  EXPECT_EQ(fm_code::Category(-30), ErrorCode::kInternal);
-  for (int code = 0; code >= fm_code::kLowestKnown; --code) {
-    ASSERT_NE(fm_code::Find(code), nullptr) << code;
-    EXPECT_EQ(fm_code::Find(code)->name.substr(0, 6), "FM_ST_") << code;
+  EXPECT_EQ(fm_codes::Name(-30), "FM_ST_UNKNOWN(-30)");
+  EXPECT_EQ(fm_codes::Name(1), "FM_ST_UNKNOWN(1)");
+  EXPECT_EQ(fm_codes::Find(-30), nullptr);
+  EXPECT_EQ(fm_codes::Category(fm_codes::kSuccess), ErrorCode::kOk);
+  EXPECT_EQ(fm_codes::Category(-30), ErrorCode::kInternal);
+  for (int code = 0; code >= fm_codes::kLowestKnown; --code) {
+    ASSERT_NE(fm_codes::Find(code), nullptr) << code;
+    EXPECT_EQ(fm_codes::Find(code)->name.substr(0, 6), "FM_ST_") << code;
   }
 }
 

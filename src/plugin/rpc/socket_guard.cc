@@ -1,4 +1,4 @@
-#include "plugin/grpc/socket_guard.h"
+#include "plugin/rpc/socket_guard.h"
 
 #include <signal.h>
 #include <sys/socket.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <string_view>
 
-namespace gfp::plugin {
+namespace gfp::plugin::rpc {
 
 bool SocketIsLive(const std::filesystem::path& path) {
   sockaddr_un addr{};
@@ -115,4 +115,4 @@ std::optional<FileIdentity> IdentityOf(const std::filesystem::path& path) {
       static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec};
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::rpc

@@ -1,4 +1,4 @@
-#include "plugin/grpc/resource_server.h"
+#include "plugin/rpc/resource_server.h"
 
 #include <grpcpp/create_channel.h>
 #include <grpcpp/server_builder.h>
@@ -7,9 +7,10 @@
 #include "adapters/kubelet/grpc_status.h"
 #include "adapters/kubelet/unix_channel.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::rpc {
 
-ResourceServer::ResourceServer(PluginCore& core, adapters::kubelet_naming::ResourceNaming naming,
+ResourceServer::ResourceServer(core::PluginCore& core,
+                               adapters::kubelet_naming::ResourceNaming naming,
                                std::filesystem::path device_plugin_dir)
     : core_(core), naming_(std::move(naming)), dir_(std::move(device_plugin_dir)) {}
 
@@ -57,7 +58,7 @@ void ResourceServer::ReportServeFailure(const Status& status) {
 
 Status ResourceServer::Register(std::chrono::milliseconds deadline) {
   const auto kubelet_socket = dir_ / "kubelet.sock";
-  auto channel = kubelet::MakeUnixSocketChannel(kubelet_socket.string());
+  auto channel = adapters::kubelet::MakeUnixSocketChannel(kubelet_socket.string());
   auto stub = v1beta1::Registration::NewStub(channel);
   v1beta1::RegisterRequest request;
   request.set_version("v1beta1");
@@ -67,7 +68,7 @@ Status ResourceServer::Register(std::chrono::milliseconds deadline) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + deadline);
   v1beta1::Empty response;
-  GFP_RETURN_IF_ERROR(kubelet::StatusFromGrpc(
+  GFP_RETURN_IF_ERROR(adapters::kubelet::StatusFromGrpc(
       stub->Register(&context, request, &response),
       "Register " + naming_.resource_name + " with " + kubelet_socket.string()));
   registered_ = true;
@@ -101,4 +102,4 @@ void ResourceServer::Stop() {
   socket_identity_.reset();
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::rpc

@@ -11,14 +11,14 @@
 
 #include "plugin/core/node_inventory.h"
 #include "plugin/core/plugin_core.h"
-#include "plugin/grpc/device_plugin_service.h"
-#include "plugin/grpc/socket_guard.h"
+#include "plugin/rpc/device_plugin_service.h"
+#include "plugin/rpc/socket_guard.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::rpc {
 
 class ResourceServer {
  public:
-  ResourceServer(PluginCore& core, adapters::kubelet_naming::ResourceNaming naming,
+  ResourceServer(core::PluginCore& core, adapters::kubelet_naming::ResourceNaming naming,
                  std::filesystem::path device_plugin_dir);
   ~ResourceServer();
 
@@ -43,7 +43,7 @@ class ResourceServer {
  private:
   void ShutdownServer();
 
-  PluginCore& core_;
+  core::PluginCore& core_;
   adapters::kubelet_naming::ResourceNaming naming_;
   std::filesystem::path dir_;
   std::unique_ptr<DevicePluginService> service_;
@@ -53,4 +53,4 @@ class ResourceServer {
   std::string last_serve_failure_;
 };
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::rpc

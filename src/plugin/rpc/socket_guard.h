@@ -14,7 +14,7 @@
 
 #include "common/status.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::rpc {
 
 // True when something accepts connections on the Unix socket at `path` right now.
 bool SocketIsLive(const std::filesystem::path& path);
@@ -47,4 +47,4 @@ struct FileIdentity {
 };
 std::optional<FileIdentity> IdentityOf(const std::filesystem::path& path);
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::rpc

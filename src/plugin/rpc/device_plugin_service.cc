@@ -1,4 +1,4 @@
-#include "plugin/grpc/device_plugin_service.h"
+#include "plugin/rpc/device_plugin_service.h"
 
 #include <spdlog/spdlog.h>
 
@@ -7,7 +7,7 @@
 #include "common/text_escape.h"
 #include "plugin/core/log_text.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::rpc {
 namespace {
 
 // ListAndWatch re-checks for shutdown at least this often.
@@ -16,11 +16,11 @@ constexpr std::chrono::milliseconds kWatchTick{500};
 // Kubelet-supplied IDs as a log line carries them: escaped, and cut when there are many.
 template <typename Ids>
 std::string IdsText(const Ids& ids) {
-  return "[" + LogText(Join(ids), 256) + "]";
+  return "[" + core::LogText(Join(ids), 256) + "]";
 }
 
 std::string ResultText(const Status& status) {
-  return status.ok() ? "ok" : "refused: " + LogText(status.message(), 1024);
+  return status.ok() ? "ok" : "refused: " + core::LogText(status.message(), 1024);
 }
 
 double MillisSince(std::chrono::steady_clock::time_point start) {
@@ -32,10 +32,10 @@ double MillisSince(std::chrono::steady_clock::time_point start) {
 
 grpc::Status ToGrpcStatus(const Status& status) {
   return status.ok() ? grpc::Status::OK
-                     : grpc::Status(kubelet::GrpcCodeOf(status.code()), status.message());
+                     : grpc::Status(adapters::kubelet::GrpcCodeOf(status.code()), status.message());
 }
 
-DevicePluginService::DevicePluginService(PluginCore& core, std::string resource)
+DevicePluginService::DevicePluginService(core::PluginCore& core, std::string resource)
     : core_(core), resource_(std::move(resource)) {}
 
 void DevicePluginService::Shutdown() {
@@ -46,7 +46,7 @@ void DevicePluginService::Shutdown() {
 v1beta1::DevicePluginOptions DevicePluginService::Options() const {
   // mdev vGPUs: no partition to verify, no preferred allocation (the Go plugin's vGPU plugin
   // advertises neither, upstream-behaviour.md §1.11).
-  const ResourceDevices* r = core_.inventory().FindResource(resource_);
+  const core::ResourceDevices* r = core_.inventory().FindResource(resource_);
   const bool mdev = r && r->kind == sm::DeviceKind::kMdev;
   v1beta1::DevicePluginOptions options;
   options.set_pre_start_required(core_.fabric_managed() && !mdev);
@@ -71,7 +71,7 @@ grpc::Status DevicePluginService::ListAndWatch(
     const std::uint64_t version = core_.version();
     if (version != sent_version) {
       v1beta1::ListAndWatchResponse response;
-      for (const DeviceView& d : core_.Devices(resource_)) {
+      for (const core::DeviceView& d : core_.Devices(resource_)) {
         auto* device = response.add_devices();
         device->set_id(d.id);
         device->set_health(d.healthy ? "Healthy" : "Unhealthy");
@@ -117,7 +117,7 @@ grpc::Status DevicePluginService::GetPreferredAllocation(
         preferred.ok() ? IdsText(*preferred) : "", MillisSince(started));
     if (!preferred.ok()) {
       spdlog::warn("GetPreferredAllocation for {}: {}", resource_,
-                   LogText(preferred.status().message(), 1024));
+                   core::LogText(preferred.status().message(), 1024));
       return ToGrpcStatus(preferred.status());
     }
     auto* out = response->add_container_responses();
@@ -148,10 +148,10 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
   }
   if (!allocated.ok()) {
     spdlog::warn("Allocate for {} refused: {}", resource_,
-                 LogText(allocated.status().message(), 1024));
+                 core::LogText(allocated.status().message(), 1024));
     return ToGrpcStatus(allocated.status());
   }
-  for (const ContainerAllocation& a : *allocated) {
+  for (const core::ContainerAllocation& a : *allocated) {
     auto* out = response->add_container_responses();
     (*out->mutable_envs())[a.env_key] = a.env_value;
     for (const auto& spec : a.device_specs) {
@@ -173,9 +173,9 @@ grpc::Status DevicePluginService::PreStartContainer(
   spdlog::debug("PreStartContainer {} {}: {} in {:.2f} ms", resource_,
                 IdsText(request->devices_ids()), ResultText(status), MillisSince(started));
   if (!status.ok()) {
-    spdlog::warn("PreStartContainer for {}: {}", resource_, LogText(status.message(), 1024));
+    spdlog::warn("PreStartContainer for {}: {}", resource_, core::LogText(status.message(), 1024));
   }
   return ToGrpcStatus(status);
 }
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::rpc

@@ -7,13 +7,13 @@
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 #include "plugin/core/plugin_core.h"
 
-namespace gfp::plugin {
+namespace gfp::plugin::rpc {
 
 grpc::Status ToGrpcStatus(const Status& status);
 
 class DevicePluginService final : public v1beta1::DevicePlugin::Service {
  public:
-  DevicePluginService(PluginCore& core, std::string resource);
+  DevicePluginService(core::PluginCore& core, std::string resource);
 
   // Ends every ListAndWatch stream of this service (the server is stopping).
   void Shutdown();
@@ -34,9 +34,9 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
   v1beta1::DevicePluginOptions Options() const;
 
  private:
-  PluginCore& core_;
+  core::PluginCore& core_;
   const std::string resource_;
   std::atomic<bool> shutting_down_{false};
 };
 
-}  // namespace gfp::plugin
+}  // namespace gfp::plugin::rpc
