@@ -37,7 +37,8 @@ LAYERS = {
     "adapters/fm": (["common", "fm_codes", "adapters/host"],
                     "Fabric Manager through dlopen; never the plugin or the state machine"),
     "adapters/kubelet": (["common", "kubelet_proto"], "kubelet's wire; never the plugin"),
-    "kubelet_proto": ([], "code generated from proto/ (deviceplugin, podresources)"),
+    "kubelet_proto": ([], "code generated from proto/ (deviceplugin, podresources, dra, "
+                      "pluginregistration)"),
     "plugin/serve_config.h": ([], "serve's settings, a plain struct every plugin part reads"),
     "plugin/core/core_observer.h": ([], "what the core reports (an interface): metrics "
                                     "implement it, so the core never includes them"),
@@ -70,7 +71,8 @@ LAYERS = {
 }
 
 # Include roots that are not folders of src/ with the same name.
-ALIASES = {"deviceplugin": "kubelet_proto", "podresources": "kubelet_proto"}
+ALIASES = {"deviceplugin": "kubelet_proto", "podresources": "kubelet_proto",
+           "dra": "kubelet_proto", "pluginregistration": "kubelet_proto"}
 
 # Folders whose namespace is not their path: the base, and the state machine's short name that
 # every layer above writes (sm::State).

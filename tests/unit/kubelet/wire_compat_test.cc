@@ -1,15 +1,19 @@
 // Our own kubelet .proto files must be wire-identical to the official ones: same packages (the
 // gRPC method paths), services, methods, message names, field numbers and types. The official
 // files are parsed at run time from shared/reference/kubelet-api when that folder exists.
+#include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/dynamic_message.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "deviceplugin/v1beta1/api.pb.h"
+#include "dra/v1/api.pb.h"
+#include "pluginregistration/v1/api.pb.h"
 #include "podresources/v1/api.pb.h"
 #include "unit/kubelet/official_kubelet_api.h"
 #include "unit/kubelet/twin_message_filler.h"
@@ -20,6 +24,8 @@ namespace {
 using google::protobuf::Descriptor;
 using google::protobuf::FileDescriptor;
 using google::protobuf::Message;
+
+namespace dra_v1 = ::k8s::io::kubelet::pkg::apis::dra::v1;
 
 std::string Hex(const std::string& bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -38,8 +44,29 @@ struct FilePair {
 };
 
 std::vector<FilePair> OurFiles() {
-  return {{"deviceplugin/v1beta1/api.proto", v1beta1::Device::descriptor()->file()},
-          {"podresources/v1/api.proto", v1::PodResources::descriptor()->file()}};
+  return {
+      {"deviceplugin/v1beta1/api.proto", v1beta1::Device::descriptor()->file()},
+      {"podresources/v1/api.proto", v1::PodResources::descriptor()->file()},
+      {"dra/v1/api.proto", dra_v1::Claim::descriptor()->file()},
+      {"pluginregistration/v1/api.proto", ::pluginregistration::PluginInfo::descriptor()->file()}};
+}
+
+// Nested declarations (map entries, nested messages and enums) by name, at every depth: the
+// encoding test reaches them only through the fields that use them.
+void ExpectSameNestedTypes(const Descriptor* official, const Descriptor* ours) {
+  ASSERT_EQ(ours->nested_type_count(), official->nested_type_count()) << official->full_name();
+  ASSERT_EQ(ours->enum_type_count(), official->enum_type_count()) << official->full_name();
+  for (int i = 0; i < official->nested_type_count(); ++i) {
+    const Descriptor* our_nested = ours->FindNestedTypeByName(official->nested_type(i)->name());
+    ASSERT_NE(our_nested, nullptr) << "missing " << official->nested_type(i)->full_name();
+    EXPECT_EQ(our_nested->options().map_entry(), official->nested_type(i)->options().map_entry())
+        << official->nested_type(i)->full_name();
+    ExpectSameNestedTypes(official->nested_type(i), our_nested);
+  }
+  for (int i = 0; i < official->enum_type_count(); ++i) {
+    EXPECT_NE(ours->FindEnumTypeByName(official->enum_type(i)->name()), nullptr)
+        << "missing " << official->enum_type(i)->full_name();
+  }
 }
 
 class KubeletWireCompat : public ::testing::Test {
@@ -75,8 +102,9 @@ TEST_F(KubeletWireCompat, FilesDeclareTheSamePackagesMessagesAndFields) {
     EXPECT_EQ(pair.ours->syntax(), official->syntax());
     ASSERT_EQ(pair.ours->message_type_count(), official->message_type_count());
     for (int i = 0; i < official->message_type_count(); ++i) {
-      EXPECT_NE(pair.ours->FindMessageTypeByName(official->message_type(i)->name()), nullptr)
-          << "missing message " << official->message_type(i)->full_name();
+      const Descriptor* ours = pair.ours->FindMessageTypeByName(official->message_type(i)->name());
+      EXPECT_NE(ours, nullptr) << "missing message " << official->message_type(i)->full_name();
+      if (ours != nullptr) ExpectSameNestedTypes(official->message_type(i), ours);
     }
     EXPECT_EQ(pair.ours->enum_type_count(), official->enum_type_count());
   }
@@ -128,8 +156,10 @@ TEST_F(KubeletWireCompat, EveryMessageEncodesIdenticallyBothWays) {
       ++compared;
     }
   }
-  // 20 device-plugin and 15 PodResources messages at kubelet v0.36.3; never fewer.
-  EXPECT_GE(compared, 35);
+  // At kubelet v0.36.3: 20 device-plugin, 15 PodResources, 8 DRA and 4 plugin-registration
+  // top-level messages (map entries are covered inside their parents); never fewer.
+  EXPECT_GE(compared, 20 + 15 + 8 + 4);
+  std::cout << compared << " messages encoded both ways\n";
 }
 
 TEST_F(KubeletWireCompat, ServicesAndMethodsHaveTheSameNamesTypesAndStreaming) {
@@ -159,7 +189,10 @@ TEST_F(KubeletWireCompat, ServicesAndMethodsHaveTheSameNamesTypesAndStreaming) {
       }
     }
   }
-  EXPECT_EQ(methods, 1 + 5 + 3);
+  // At kubelet v0.36.3: device-plugin Registration 1 + DevicePlugin 5, PodResourcesLister 3,
+  // DRAPlugin 2, pluginregistration Registration 2.
+  EXPECT_EQ(methods, 1 + 5 + 3 + 2 + 2);
+  std::cout << methods << " methods compared\n";
 }
 
 // The method paths the kubelet dials and serves (kubelet.md §1.3), independent of the official
@@ -190,6 +223,29 @@ TEST(KubeletWireFormat, MethodPathsAreTheKubelets) {
             (std::vector<std::string>{"/v1.PodResourcesLister/List",
                                       "/v1.PodResourcesLister/GetAllocatableResources",
                                       "/v1.PodResourcesLister/Get"}));
+}
+
+// The DRA paths the kubelet calls on a DRA driver, and the plugin-registration paths its plugin
+// watcher calls on the registration socket, written out independently of the official files.
+TEST(KubeletWireFormat, DraAndPluginRegistrationPathsAreTheKubelets) {
+  auto paths = [](const google::protobuf::ServiceDescriptor* s) {
+    std::vector<std::string> out;
+    for (int m = 0; m < s->method_count(); ++m) {
+      out.push_back("/" + s->full_name() + "/" + s->method(m)->name());
+    }
+    return out;
+  };
+  const auto* dra = dra_v1::Claim::descriptor()->file()->FindServiceByName("DRAPlugin");
+  const auto* registration =
+      ::pluginregistration::PluginInfo::descriptor()->file()->FindServiceByName("Registration");
+  ASSERT_NE(dra, nullptr);
+  ASSERT_NE(registration, nullptr);
+  EXPECT_EQ(paths(dra), (std::vector<std::string>{
+                            "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
+                            "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources"}));
+  EXPECT_EQ(paths(registration), (std::vector<std::string>{
+                                     "/pluginregistration.Registration/GetInfo",
+                                     "/pluginregistration.Registration/NotifyRegistrationStatus"}));
 }
 
 // The vector verified against the Go types (kubelet.md §1.3): NUMA node 0 is an empty NUMANode.
