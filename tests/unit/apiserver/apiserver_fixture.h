@@ -2,9 +2,14 @@
 // certificates: the library checks only the armour, OpenSSL judges the rest at connect time.
 #pragma once
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
+#include <future>
 #include <sstream>
 #include <string>
 
@@ -66,6 +71,20 @@ struct KubeconfigText {
 template <typename T>
 std::string ErrorOf(const Result<T>& result) {
   return result.ok() ? std::string("<no error>") : result.status().message();
+}
+
+// Runs `load` (which reads the FIFO at `fifo`) on another thread. If it has not returned after
+// 10 s it is blocked in open(): the test fails, and opening the FIFO's write end lets it go, so
+// a regression turns the test red instead of hanging the suite.
+template <typename Load>
+std::string WithoutBlockingOn(const std::filesystem::path& fifo, Load load) {
+  auto result = std::async(std::launch::async, load);
+  if (result.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    ADD_FAILURE() << "reading " << fifo << " blocked";
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (writer >= 0) ::close(writer);
+  }
+  return result.get();
 }
 
 }  // namespace gfp::adapters::apiserver::testing
