@@ -11,6 +11,7 @@ packages=(
   librapidcheck-dev libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libssl-dev libbenchmark-dev
   prometheus-cpp-dev libcivetweb-dev
+  libyaml-cpp-dev
   clang-format-14 clang-tidy-14 python3
 )
 

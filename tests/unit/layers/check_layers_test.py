@@ -37,10 +37,13 @@ FORBIDDEN = [
      "adapters/kubelet_naming -> adapters/host is forbidden"),
     # The DRA protos are kubelet_proto like the device-plugin ones, not an unknown root.
     ("adapters/host/bdf.cc", '"dra/v1/api.pb.h"', "adapters/host -> kubelet_proto is forbidden"),
+    ("adapters/apiserver/kubeconfig.cc", '"plugin/serve_config.h"',
+     "adapters/apiserver -> plugin/serve_config.h is forbidden"),
 ]
 ALLOWED = [("engine/engine.cc", '"statemachine/apply.h"'), ("store/journal.cc", "<vector>"),
            ("adapters/kubelet/unix_channel.cc", '"dra/v1/api.grpc.pb.h"'),
-           ("plugin/rpc/device_plugin_service.cc", '"pluginregistration/v1/api.grpc.pb.h"')]
+           ("plugin/rpc/device_plugin_service.cc", '"pluginregistration/v1/api.grpc.pb.h"'),
+           ("adapters/apiserver/in_cluster.cc", '"adapters/host/file_reading.h"')]
 
 # (file under src/, text to append, text stderr must contain besides file:line; None: allowed)
 NAMESPACES = [
