@@ -58,7 +58,7 @@ printf '%s\n' "${files[@]}" |
 grep -E '(warning|error): ' "$log" | sort -u || true
 if ((status != 0)); then
   grep -vE '^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$' "$log" | tail -n 40 >&2
-  echo "tidy: clang-tidy found problems in ${#files[@]} files ($((SECONDS - started)) s)" >&2
+  echo "tidy: clang-tidy found problems (above) in the ${#files[@]} files checked ($((SECONDS - started)) s)" >&2
   exit 1
 fi
 echo "tidy: ${#files[@]} files clean ($((SECONDS - started)) s)"

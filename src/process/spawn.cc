@@ -87,7 +87,7 @@ std::string Executable(const std::string& binary) {
   const char* path = std::getenv("PATH");
   std::istringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
   for (std::string dir; std::getline(dirs, dir, ':');) {
-    const std::string candidate = (dir.empty() ? "." : dir) + "/" + binary;
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + binary;
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return binary;  // execve says ENOENT
