@@ -21,6 +21,9 @@ case "${1:-}" in
   --tsan)
     build_dir=build-tsan
     cmake_args+=(-DGFP_TSAN=ON -DGFP_BUILD_BENCH=OFF "-DGFP_TEST_KINDS=integration;crash;simulation")
+    # -O1 as TSan's documentation suggests: 14 s instead of 25 s for a gRPC-heavy test file.
+    cmake_args+=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+                 "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
     # Debian's gRPC, abseil and protobuf are not built with TSan: it cannot see their locks, so
     # accesses made from inside them are not checked (ignore_noninstrumented_modules); every
     # access from this project's code still is. Each process that sees a race (test binaries and
