@@ -12,7 +12,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libssl-dev libbenchmark-dev
   prometheus-cpp-dev libcivetweb-dev
   libyaml-cpp-dev
-  clang-format-14 clang-tidy-14 python3
+  clang-format-14 clang-tidy-14 python3 python3-jsonschema
 )
 
 missing=()

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/journal_anchor.h"
+#include "cli/journal_claim.h"
 #include "cli/journal_index_check.h"
 #include "cli/journal_output.h"
 #include "common/strings.h"
@@ -130,21 +131,34 @@ int PrintHistory(const JournalQuery& o, bool filtered) {
     return kExitUnusable;
   }
   const bool json = o.format == "json";
+  const bool by_claim = filtered && !o.claim.empty();
   const bool any_filter = filtered && (o.partition || !o.device.empty() || !o.since.empty());
+  ClaimSelection claim;
+  if (by_claim) {
+    auto selected = SelectClaim(**journal, o.claim);
+    if (!selected.ok()) {
+      PrintError(selected.status());
+      return kExitDamaged;
+    }
+    claim = std::move(*selected);
+  }
   const auto print = [&](const store::StoredEvent& stored) -> Status {
     auto decoded = sm::DecodeEvent(stored.type, stored.time_unix_micros, stored.payload);
     if (!decoded.ok()) {
       return decoded.status().WithContext("journal seq " + std::to_string(stored.seq));
     }
     if (any_filter && !MatchesFilters(o, *since, *decoded)) return Status::Ok();
+    if (by_claim && !claim.Holds(*decoded)) return Status::Ok();
     PrintHistoryLine(stored, *decoded, json);
     if (OutputFailed()) return Unavailable("stdout");  // reported by FinishOutput
     return Status::Ok();
   };
   // Checked as read: a missing seq or a broken chain stops the listing at that seq (exit 1).
   // Filtered: through the journal's index, each listed event checked against its predecessor.
-  Status status = any_filter ? (*journal)->ForEachMatching(IndexFilter(o, *since), print)
-                             : (*journal)->ForEachVerified(1, 0, print);
+  // A claim's saga events are tagged by allocation, not by claim: its listing reads them all.
+  Status status = any_filter && !by_claim
+                      ? (*journal)->ForEachMatching(IndexFilter(o, *since), print)
+                      : (*journal)->ForEachVerified(1, 0, print);
   if (!status.ok() && !OutputFailed()) {
     std::cout.flush();
     PrintError(status);
@@ -292,6 +306,9 @@ void AddJournalCommand(CLI::App& app, int* exit_code) {
   history->add_option("--partition", history_options->partition,
                       "only events about this partition");
   history->add_option("--device", history_options->device, "only events naming this device (BDF)");
+  history->add_option("--claim", history_options->claim,
+                      "only the events of this DRA claim (UID or NAMESPACE/NAME) and of the "
+                      "allocation that prepared it");
   history->add_option("--since", history_options->since,
                       "only events at or after this RFC 3339 time");
   history->callback(

@@ -20,6 +20,7 @@ struct JournalQuery {
   std::string format = "text";  // text or json
   std::optional<std::uint32_t> partition;
   std::string device;
+  std::string claim;                // history: a DRA claim's uid, or its namespace/name
   std::string since;                // RFC 3339
   std::optional<std::uint64_t> at;  // none: the latest state; 0: before any event
   std::string anchor;               // verify: "SEQ:HASH" recorded earlier, or empty

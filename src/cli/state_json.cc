@@ -24,6 +24,7 @@ enum class Shown {
   kAllocationStatus,  // "requested", "granted", ...
   kOmitWhenEmpty,     // no key at all when empty (VF lists, parent_bdf)
   kNullWithoutFlag,   // null unless the message's has_partition is set
+  kOmitWhenAbsent,    // a message field: no key at all when it is not set (a claim)
 };
 
 struct FieldView {
@@ -58,6 +59,10 @@ constexpr FieldView kViews[] = {
     {"Allocation.requested_at", "", Shown::kTime},
     {"Allocation.granted_at", "", Shown::kTime},
     {"Allocation.fabric_vfs", "", Shown::kOmitWhenEmpty},
+    {"Allocation.claim", "", Shown::kOmitWhenAbsent},
+    {"Claim.namespace_name", "namespace", Shown::kAsIs},
+    {"UnpreparingClaim.has_partition", "", Shown::kHidden},
+    {"UnpreparingClaim.partition_id", "", Shown::kNullWithoutFlag},
 };
 
 std::string RowName(const FieldDescriptor* field) {
@@ -116,6 +121,7 @@ nlohmann::json Shape(const Message& m, const FieldDescriptor* f, Shown shown) {
     case Shown::kAsIs:
     case Shown::kHidden:
     case Shown::kOmitWhenEmpty:
+    case Shown::kOmitWhenAbsent:
       return value;
     case Shown::kTime:
       return value == 0 ? nlohmann::json(nullptr)
@@ -146,6 +152,10 @@ nlohmann::json MessageJson(const Message& message) {
     const FieldDescriptor* field = message.GetDescriptor()->field(i);
     const FieldView view = ViewOf(field);
     if (view.shown == Shown::kHidden) continue;
+    if (view.shown == Shown::kOmitWhenAbsent &&
+        !message.GetReflection()->HasField(message, field)) {
+      continue;
+    }
     nlohmann::json value = Shape(message, field, view.shown);
     if (view.shown == Shown::kOmitWhenEmpty && IsEmpty(value)) continue;
     out[view.key.empty() ? field->name() : std::string(view.key)] = std::move(value);
@@ -153,11 +163,26 @@ nlohmann::json MessageJson(const Message& message) {
   return out;
 }
 
-// "namespace/name" of the pod bound to `allocation`, null before one is seen.
+// "namespace/name" of the pod bound to `allocation`, null before one is seen; for a DRA claim,
+// the first pod its status.reservedFor names.
 nlohmann::json PodOf(const sm::State& s, const std::string& allocation) {
   auto a = s.allocations.find(allocation);
-  if (a == s.allocations.end() || a->second.pod_name.empty()) return nullptr;
+  if (a == s.allocations.end()) return nullptr;
+  if (a->second.claim) {
+    const auto& pods = a->second.claim->reserved_for;
+    return pods.empty() ? nlohmann::json(nullptr) : nlohmann::json(pods.front());
+  }
+  if (a->second.pod_name.empty()) return nullptr;
   return a->second.pod_namespace + "/" + a->second.pod_name;
+}
+
+// An active partition owned by a DRA claim names the claim instead of its allocation (SPEC §2.2).
+void NameTheClaim(const sm::State& s, nlohmann::json& entry) {
+  auto a = s.allocations.find(entry["allocation_id"].get<std::string>());
+  if (a == s.allocations.end() || !a->second.claim) return;
+  const sm::Claim& c = *a->second.claim;
+  entry.erase("allocation_id");
+  entry["claim"] = {{"uid", c.uid}, {"namespace", c.namespace_name}, {"name", c.name}};
 }
 
 // What the state implies rather than holds: joins and counts.
@@ -170,6 +195,7 @@ void AddViews(const sm::State& s, nlohmann::json& out) {
     }
     entry["devices"] = devices;
     entry["pod"] = PodOf(s, entry["allocation_id"].get<std::string>());
+    NameTheClaim(s, entry);
   }
   for (auto& entry : out["live_allocations"]) {
     entry["pod"] = PodOf(s, entry["allocation_id"].get<std::string>());

@@ -149,6 +149,46 @@ void Summarize(const events::PartitionDeactivationFailed& x, std::ostream& o) {
   o << "partition " << x.partition_id() << " deactivation failed: " << Fm(x.fm());
 }
 
+// DRA claims and the node's ResourceSlice.
+std::string ClaimName(const events::ClaimRef& c) {
+  return c.namespace_() + "/" + c.name() + " (uid " + c.uid() + ")";
+}
+
+void Summarize(const events::ClaimPrepareRequested& x, std::ostream& o) {
+  o << x.allocation_id() << " claim " << ClaimName(x.claim())
+    << (x.repair() ? " repair requested: " + x.repair_reason() : " prepare requested") << " [";
+  for (int i = 0; i < x.devices_size(); ++i) {
+    o << (i ? "," : "") << x.devices(i).request() << "=" << x.devices(i).bdf();
+  }
+  if (x.devices_omitted() > 0) o << " … and " << x.devices_omitted() << " more devices";
+  o << "]";
+  if (x.has_partition()) o << " partition " << x.partition_id();
+  if (x.reserved_for_size() > 0) o << " for " << Join(x.reserved_for());
+}
+
+void Summarize(const events::ClaimPrepared& x, std::ostream& o) {
+  o << x.allocation_id() << " claim uid " << x.claim_uid() << " prepared";
+}
+
+void Summarize(const events::ClaimPrepareFailed& x, std::ostream& o) {
+  o << x.allocation_id() << " claim uid " << x.claim_uid() << " failed: " << x.reason();
+}
+
+void Summarize(const events::ClaimUnprepareRequested& x, std::ostream& o) {
+  o << x.allocation_id() << " claim uid " << x.claim_uid() << " unprepare requested ("
+    << events::ClaimUnprepareRequested::Reason_Name(x.reason()) << ")";
+  if (!x.detail().empty()) o << ": " << x.detail();
+}
+
+void Summarize(const events::ClaimUnprepared& x, std::ostream& o) {
+  o << x.allocation_id() << " claim uid " << x.claim_uid() << " unprepared";
+}
+
+void Summarize(const events::ResourceSlicePublished& x, std::ostream& o) {
+  o << "slice " << x.slice_name() << " generation " << x.generation() << ": " << x.device_count()
+    << " devices, sha256 " << x.devices_sha256();
+}
+
 }  // namespace
 
 std::string SummarizeEvent(const Event& e) {
@@ -216,6 +256,24 @@ std::string SummarizeEvent(const Event& e) {
       break;
     case Event::kPartitionDeactivationFailed:
       Summarize(e.partition_deactivation_failed(), o);
+      break;
+    case Event::kClaimPrepareRequested:
+      Summarize(e.claim_prepare_requested(), o);
+      break;
+    case Event::kClaimPrepared:
+      Summarize(e.claim_prepared(), o);
+      break;
+    case Event::kClaimPrepareFailed:
+      Summarize(e.claim_prepare_failed(), o);
+      break;
+    case Event::kClaimUnprepareRequested:
+      Summarize(e.claim_unprepare_requested(), o);
+      break;
+    case Event::kClaimUnprepared:
+      Summarize(e.claim_unprepared(), o);
+      break;
+    case Event::kResourceSlicePublished:
+      Summarize(e.resource_slice_published(), o);
       break;
     case Event::BODY_NOT_SET:
       o << "(no body)";

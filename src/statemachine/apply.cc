@@ -1,43 +1,18 @@
 #include "statemachine/apply.h"
 
 #include <algorithm>
-#include <charconv>
+
+#include "statemachine/apply_claims.h"
+#include "statemachine/apply_scope.h"
 
 namespace gfp::sm {
 namespace {
 
 using events::Event;
 
-constexpr std::string_view kAllocationPrefix = "alloc-";
-
-class Applier {
+class Applier : public ApplyScope {
  public:
-  Applier(State& state, std::uint64_t seq, Micros time) : s_(state), seq_(seq), time_(time) {}
-
-  void Anomaly(std::string description) {
-    s_.anomaly_count++;
-    s_.recent_anomalies.push_back({seq_, std::move(description)});
-    if (s_.recent_anomalies.size() > State::kMaxRecentAnomalies) {
-      s_.recent_anomalies.erase(s_.recent_anomalies.begin());
-    }
-  }
-
-  Allocation* LiveAllocation(const std::string& id, const char* event_name) {
-    auto it = s_.allocations.find(id);
-    if (it == s_.allocations.end()) {
-      Anomaly(std::string(event_name) + " for unknown or finished allocation " + id);
-      return nullptr;
-    }
-    return &it->second;
-  }
-
-  // Removes a finished allocation from memory and detaches it from any partition it owned.
-  void Finish(const AllocationId& id) {
-    for (auto& [pid, active] : s_.active) {
-      if (active.owner == id) active.owner.clear();
-    }
-    s_.allocations.erase(id);
-  }
+  using ApplyScope::ApplyScope;
 
   void On(const events::PluginStarted& e) {
     s_.fm_enabled = e.fabric_manager_enabled();
@@ -134,16 +109,7 @@ class Applier {
     a.container_index = e.container_index();
     a.requested_at = time_;
     s_.allocations[a.id] = std::move(a);
-    // Keep the id counter ahead of every id seen, whoever minted it.
-    std::string_view id = e.allocation_id();
-    if (id.starts_with(kAllocationPrefix)) {
-      std::uint64_t n = 0;
-      id.remove_prefix(kAllocationPrefix.size());
-      auto [ptr, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
-      if (ec == std::errc() && ptr == id.data() + id.size() && n >= s_.next_allocation_number) {
-        s_.next_allocation_number = n + 1;
-      }
-    }
+    NoteAllocationId(e.allocation_id());
   }
 
   void On(const events::AllocationGranted& e) {
@@ -370,11 +336,6 @@ class Applier {
   }
 
   void On(const events::FabricManagerResynced&) {}
-
- private:
-  State& s_;
-  std::uint64_t seq_;
-  Micros time_;
 };
 
 }  // namespace
@@ -390,7 +351,7 @@ PartitionState PartitionFromEvent(const events::Partition& p) {
 }
 
 AllocationId AllocationIdFor(std::uint64_t number) {
-  return std::string(kAllocationPrefix) + std::to_string(number);
+  return std::string(kAllocationIdPrefix) + std::to_string(number);
 }
 
 namespace {
@@ -461,6 +422,14 @@ void ApplyBody(Applier& a, const events::Event& event) {
       break;
     case Event::kFabricManagerResynced:
       a.On(event.fabric_manager_resynced());
+      break;
+    case Event::kClaimPrepareRequested:
+    case Event::kClaimPrepared:
+    case Event::kClaimPrepareFailed:
+    case Event::kClaimUnprepareRequested:
+    case Event::kClaimUnprepared:
+    case Event::kResourceSlicePublished:
+      ApplyClaimEvent(a, event);
       break;
     case Event::BODY_NOT_SET:
       a.Anomaly("event without a body (unknown type?)");

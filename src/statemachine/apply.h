@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "statemachine/events.pb.h"
 #include "statemachine/state.h"
@@ -18,6 +19,7 @@ void Apply(State& state, std::uint64_t seq, const events::Event& event);
 PartitionState PartitionFromEvent(const events::Partition& partition);
 
 // Allocation ids are derived from a counter in the state so that decide() stays deterministic.
+inline constexpr std::string_view kAllocationIdPrefix = "alloc-";
 AllocationId AllocationIdFor(std::uint64_t number);
 
 }  // namespace gfp::sm

@@ -161,12 +161,58 @@ struct RecordResyncOutcome {
   events::FmResult fm;
 };
 
+// DRA (SPEC §11), NodePrepareResources for one claim: the claim as the API server returned it,
+// with our driver's results. Repeated for a prepared claim, it re-checks and repairs.
+struct PrepareClaim {
+  static constexpr std::string_view kName = "PrepareClaim";
+  Micros now = 0;
+  events::ClaimRef claim;
+  std::vector<events::ClaimDevice> devices;  // the allocation result's order
+  std::vector<std::string> reserved_for;     // "namespace/name" of status.reservedFor's pods
+  std::string pod_claim_name;
+  // For a claim already prepared: whether its CDI and metadata files are all in place.
+  bool files_present = true;
+};
+
+// The CDI and metadata files of a claim at ClaimProgress::kWriteFiles are written: it is prepared.
+struct RecordClaimFiles {
+  static constexpr std::string_view kName = "RecordClaimFiles";
+  Micros now = 0;
+  std::string claim_uid;
+};
+
+// NodeUnprepareResources for one claim, or reconciliation's unprepare of a claim that is gone.
+struct UnprepareClaim {
+  static constexpr std::string_view kName = "UnprepareClaim";
+  Micros now = 0;
+  std::string claim_uid;
+  events::ClaimUnprepareRequested::Reason reason = events::ClaimUnprepareRequested::REASON_KUBELET;
+  std::string detail;
+};
+
+// The files of a claim at ClaimProgress::kRemoveFiles are gone: it is unprepared.
+struct RecordClaimFilesRemoved {
+  static constexpr std::string_view kName = "RecordClaimFilesRemoved";
+  Micros now = 0;
+  std::string claim_uid;
+};
+
+// This node's ResourceSlice was written to the API server; journaled when it differs from the
+// last one journaled.
+struct RecordResourceSlicePublished {
+  static constexpr std::string_view kName = "RecordResourceSlicePublished";
+  Micros now = 0;
+  ResourceSliceState slice;
+};
+
 using Command =
     std::variant<StartPlugin, ObserveInventory, ObserveModuleMapping, ObserveDeviceHealth,
                  ObserveFabricManagerConnection, ObserveFabricState, ObserveKubeletRestart,
                  RequestAllocation, RecordFabricManagerOutcome, EnsurePartitionActive,
                  ObservePodResources, ReleaseAllocation, ReleaseOrphanPartition,
-                 ResyncFabricManager, RecordResyncOutcome, AbandonInterruptedRequests>;
+                 ResyncFabricManager, RecordResyncOutcome, AbandonInterruptedRequests, PrepareClaim,
+                 RecordClaimFiles, UnprepareClaim, RecordClaimFilesRemoved,
+                 RecordResourceSlicePublished>;
 
 // The command's name, for messages: each alternative's kName (a command without one does not
 // compile).

@@ -10,10 +10,12 @@
 #include "common/text_escape.h"
 #include "fm_codes/fm_codes.h"
 #include "statemachine/apply.h"
+#include "statemachine/claims.h"
+#include "statemachine/decide_claims.h"
+#include "statemachine/decide_steps.h"
 #include "statemachine/recovery.h"
 
 namespace gfp::sm {
-namespace {
 
 using events::Event;
 
@@ -25,31 +27,14 @@ std::string InterruptedText(const std::string& cause) {
   return "interrupted: " + cause + "; the request did not complete (kubelet retries it)";
 }
 
-// What the journal keeps of a request's outside text: a refusal is journaled for the audit trail,
-// and one absurd kubelet call must not add megabytes to it or forge lines where it is printed.
-constexpr std::size_t kMaxReasonBytes = 1024;
-constexpr std::size_t kMaxRefusedIdsKept = 8;
-constexpr std::size_t kMaxRefusedIdBytes = 80;
-
 std::string FmText(const events::FmResult& fm) {
   return fm.name().empty() ? "FM code " + std::to_string(fm.code()) : fm.name();
 }
 
-// Fabric Manager answered the call with `code` (a recovered result is no answer).
 bool FmAnswered(const events::FmResult& fm, int code) {
   return !RecoveredNotApplied(fm) && fm.code() == code;
 }
 
-// Why a request cannot go on, and what kind of reason it is; empty text when it can.
-struct Refusal {
-  RefusalKind kind = RefusalKind::kNone;
-  std::string text;
-};
-
-Refusal InvalidRequest(std::string text) { return {RefusalKind::kInvalidRequest, std::move(text)}; }
-Refusal NotServable(std::string text) { return {RefusalKind::kNotServable, std::move(text)}; }
-
-// A refusal that carries Fabric Manager's answer; recovery's "not applied" is no answer.
 RefusalKind FmRefusalKind(const events::FmResult& fm) {
   return RecoveredNotApplied(fm) ? RefusalKind::kInterrupted : RefusalKind::kFabricManagerRefused;
 }
@@ -57,60 +42,26 @@ Refusal FmRefusal(const events::FmResult& fm, std::string text) {
   return {FmRefusalKind(fm), std::move(text)};
 }
 
-// Accumulates a decision. Every event is applied to a scratch copy of the state as it is added,
-// so later steps of the same decision see the effect of earlier ones. The copy is made at the
-// first event: a decision that journals nothing (most observations, e.g. a health re-check that
-// finds no change) reads the given state and copies nothing. Decide code therefore re-reads
-// state() after an Emit rather than keep a reference from before it.
-class Builder {
- public:
-  Builder(const State& state, Micros now) : given_(state), now_(now) {}
-
-  const State& state() const { return scratch_ ? *scratch_ : given_; }
-
-  template <typename Body, typename Setter>
-  void Emit(Setter setter, const Body& body) {
-    Event event;
-    event.set_time_unix_micros(now_);
-    *(event.*setter)() = body;
-    if (!scratch_) scratch_.emplace(given_);
-    Apply(*scratch_, scratch_->last_seq + 1, event);
-    decision_.events.push_back(std::move(event));
-  }
-
-  void Effect(const sm::Effect& effect) { decision_.effects.push_back(effect); }
-  void Refuse(Refusal why, int fm_return = 0) {
-    decision_.refusal = std::move(why.text);
-    decision_.refusal_kind = why.kind;
-    decision_.refusal_fm_code = why.kind == RefusalKind::kFabricManagerRefused ? fm_return : 0;
-  }
-  void SetAllocation(const AllocationId& id) { decision_.allocation_id = id; }
-  Decision Take() {
-    decision_.state_after = std::move(scratch_);
-    return std::move(decision_);
-  }
-
- private:
-  const State& given_;
-  std::optional<State> scratch_;
-  Micros now_;
-  Decision decision_;
-};
-
-#define GFP_EMIT(builder, field, body) (builder).Emit(&Event::mutable_##field, body)
-
-// `reason` may carry outside text (IDs, FM strings): it is escaped and cut, in the journal and in
-// the refusal alike. `journal_note` is added to the journaled reason only.
 void RejectAllocation(Builder& b, const AllocationId& id, RefusalKind kind,
-                      const std::string& reason, const events::FmResult* fm = nullptr,
-                      const std::string& journal_note = "") {
+                      const std::string& reason, const events::FmResult* fm,
+                      const std::string& journal_note) {
   const std::string safe = EscapeAndTruncate(reason, kMaxReasonBytes);
+  b.Refuse({kind, safe}, fm ? fm->code() : 0);
+  auto allocation = b.state().allocations.find(id);
+  if (allocation != b.state().allocations.end() && allocation->second.claim) {
+    events::ClaimPrepareFailed failed;
+    failed.set_allocation_id(id);
+    failed.set_claim_uid(allocation->second.claim->uid);
+    failed.set_reason(safe + journal_note);
+    if (fm) *failed.mutable_fm() = *fm;
+    GFP_EMIT(b, claim_prepare_failed, failed);
+    return;
+  }
   events::AllocationRejected rejected;
   rejected.set_allocation_id(id);
   rejected.set_reason(safe + journal_note);
   if (fm) *rejected.mutable_fm() = *fm;
   GFP_EMIT(b, allocation_rejected, rejected);
-  b.Refuse({kind, safe}, fm ? fm->code() : 0);
 }
 
 void Grant(Builder& b, const AllocationId& id, std::optional<PartitionId> partition) {
@@ -133,7 +84,6 @@ void RequestDeactivation(Builder& b, PartitionId pid, const std::string& reason,
   b.Effect({Effect::Kind::kDeactivatePartition, pid, {}, {}});
 }
 
-// `vfs`: the VF list for fmActivateFabricPartitionWithVFs (vGPU VFs), empty for whole GPUs.
 void RequestActivation(Builder& b, PartitionId pid, const AllocationId& for_allocation,
                        const std::string& reason, const std::vector<Bdf>& vfs) {
   events::PartitionActivationRequested requested;
@@ -150,13 +100,13 @@ std::string PendingText(const PendingIntent& intent, PartitionId pid) {
          " (journal seq " + std::to_string(intent.requested_seq) + "); try again";
 }
 
-std::string VfListText(const std::vector<Bdf>& vfs) {
+static std::string VfListText(const std::vector<Bdf>& vfs) {
   return vfs.empty() ? "whole GPUs" : "VFs [" + Join(vfs) + "]";
 }
 
 // An active partition that belongs to a live allocation this request does not supersede (another
 // VM holds other VFs of its GPUs): it is never taken away from it.
-std::string ActiveForOtherText(PartitionId pid, const ActivePartition& active) {
+static std::string ActiveForOtherText(PartitionId pid, const ActivePartition& active) {
   return "partition " + std::to_string(pid) + " is active for allocation " + active.owner +
          " with " + VfListText(active.vf_bdfs);
 }
@@ -258,14 +208,14 @@ void ContinueAllocation(Builder& b, const AllocationId& id) {
 }
 
 // "GPU G" for a whole GPU, "GPU G of VF V" for a VF.
-std::string GpuText(const State& s, const std::string& device) {
+static std::string GpuText(const State& s, const std::string& device) {
   const Bdf gpu = GpuOf(s, device);
   return gpu == device ? "GPU " + gpu : "GPU " + gpu + " of VF " + device;
 }
 
 // VFs with Fabric Manager: each on a known GPU, one VF per GPU (FM answers FM_ST_BADPARAM to two
 // VFs of one GPU).
-Refusal VfRefusal(const State& s, const std::vector<std::string>& devices) {
+static Refusal VfRefusal(const State& s, const std::vector<std::string>& devices) {
   std::map<Bdf, std::string> vf_on_gpu;
   for (const auto& device : devices) {
     auto known = s.devices.find(device);
@@ -282,7 +232,6 @@ Refusal VfRefusal(const State& s, const std::vector<std::string>& devices) {
   return {};
 }
 
-// Why `devices` cannot be allocated with Fabric Manager; empty text when they can.
 Refusal FabricManagerRefusal(const State& s, const std::vector<std::string>& devices) {
   if (!s.fm_connected) {
     return {RefusalKind::kFabricManagerUnusable,
@@ -340,6 +289,8 @@ Refusal FabricManagerRefusal(const State& s, const std::vector<std::string>& dev
   }
   return {};
 }
+
+namespace {
 
 Refusal ValidateRequest(const State& s, const RequestAllocation& r) {
   if (r.device_ids.empty()) return InvalidRequest("empty allocation request for " + r.resource);
@@ -406,6 +357,7 @@ void DecideRequest(Builder& b, const RequestAllocation& r) {
   // An mdev vGPU is never in a Fabric Manager partition (SPEC §9): no FM check, no partition.
   const bool with_fm = b.state().fm_enabled && !AnyMdev(b.state(), r.device_ids);
   if (refusal.text.empty() && with_fm) refusal = FabricManagerRefusal(b.state(), r.device_ids);
+  if (refusal.text.empty()) refusal = ClaimHoldsRefusal(b.state(), r.device_ids);
 
   events::AllocationRequested requested;
   const std::size_t omitted = RequestedEvent(id, r, !refusal.text.empty(), requested);
@@ -689,7 +641,8 @@ void RepairLostPartitions(Builder& b, const ObserveFabricState& f) {
   for (const auto& [id, a] : b.state().allocations) {
     if (!a.partition || b.state().active.count(*a.partition)) continue;
     if (a.status != AllocationStatus::kGranted && a.status != AllocationStatus::kBound) continue;
-    if (f.pod_holders_known && !held.count(id)) continue;
+    // A prepared claim holds its GPUs until it is unprepared, whatever PodResources says.
+    if (f.pod_holders_known && !held.count(id) && !a.claim) continue;
     repairs.emplace_back(*a.partition, id);
   }
   for (const auto& [pid, owner] : repairs) {
@@ -718,7 +671,8 @@ void DecideFabricState(Builder& b, const ObserveFabricState& f) {
 void DecidePods(Builder& b, const ObservePodResources& o) {
   std::vector<events::AllocationBound> bound;
   for (const auto& [id, a] : b.state().allocations) {
-    if (a.status != AllocationStatus::kGranted) continue;
+    // A claim's pods reach its GPUs through CDI: PodResources does not bind it.
+    if (a.status != AllocationStatus::kGranted || a.claim) continue;
     const std::set<Bdf> mine(a.devices.begin(), a.devices.end());
     for (const auto& c : o.containers) {
       if (c.resource != a.resource ||
@@ -746,6 +700,11 @@ void DecideRelease(Builder& b, const ReleaseAllocation& r) {
   }
   if (it->second.status == AllocationStatus::kRequested) {
     b.Refuse(NotServable("allocation " + r.allocation_id + " is still being decided"));
+    return;
+  }
+  if (it->second.claim) {
+    b.Refuse(NotServable("allocation " + r.allocation_id + " prepares claim " +
+                         ClaimText(*it->second.claim) + ", which ends by its unprepare"));
     return;
   }
   const std::optional<PartitionId> partition = it->second.partition;
@@ -914,6 +873,11 @@ struct Dispatch {
     b.Effect(effect);
   }
   void operator()(const AbandonInterruptedRequests& c) { DecideAbandon(b, c); }
+  void operator()(const PrepareClaim& c) { DecidePrepareClaim(b, c); }
+  void operator()(const RecordClaimFiles& c) { DecideRecordClaimFiles(b, c); }
+  void operator()(const UnprepareClaim& c) { DecideUnprepareClaim(b, c); }
+  void operator()(const RecordClaimFilesRemoved& c) { DecideClaimFilesRemoved(b, c); }
+  void operator()(const RecordResourceSlicePublished& c) { DecideSlicePublished(b, c); }
   void operator()(const RecordResyncOutcome& c) {
     // Only a resync that took effect is journaled: FM refuses it while it is still starting,
     // and the plugin retries every interval, which would otherwise flood the audit trail.

@@ -130,6 +130,11 @@ Status CheckIntents(const State& s) {
     if (intent.kind == IntentKind::kDeactivate && !is_active) {
       return Internal(P(pid) + " has a pending deactivation but is not active");
     }
+    // Never deactivate a running VM's partition: only ownerless partitions are deactivated.
+    if (intent.kind == IntentKind::kDeactivate && !s.active.at(pid).owner.empty()) {
+      return Internal(P(pid) + " has a pending deactivation while owned by " +
+                      s.active.at(pid).owner);
+    }
     if (intent.requested_seq > s.last_seq) {
       return Internal(P(pid) + " has an intent from the future (seq " +
                       std::to_string(intent.requested_seq) + ")");
@@ -186,6 +191,35 @@ Status CheckModuleMapping(const State& s) {
   return Status::Ok();
 }
 
+// DRA claims: a claim's allocation has one request per device, is granted before it is prepared
+// and never bound; one claim uid is held once, live or being unprepared, never both.
+Status CheckClaims(const State& s) {
+  std::set<std::string> uids;
+  for (const auto& [id, a] : s.allocations) {
+    if (!a.claim) continue;
+    const Claim& c = *a.claim;
+    if (c.requests.size() != a.devices.size()) {
+      return Internal("claim allocation " + id + " has " + std::to_string(c.requests.size()) +
+                      " request names for " + std::to_string(a.devices.size()) + " devices");
+    }
+    if (a.status == AllocationStatus::kBound)
+      return Internal("claim allocation " + id + " is bound");
+    if (c.prepared && a.status != AllocationStatus::kGranted) {
+      return Internal("claim allocation " + id + " is prepared before it was granted");
+    }
+    if (!uids.insert(c.uid).second) return Internal("claim uid " + c.uid + " is held twice");
+  }
+  for (const auto& [uid, u] : s.unpreparing_claims) {
+    if (u.claim.uid != uid)
+      return Internal("unpreparing claim " + uid + " records uid " + u.claim.uid);
+    if (uids.count(uid)) return Internal("claim uid " + uid + " is live and being unprepared");
+    if (s.allocations.count(u.allocation_id)) {
+      return Internal("unpreparing claim " + uid + " still has live allocation " + u.allocation_id);
+    }
+  }
+  return Status::Ok();
+}
+
 // The allocation id counter is ahead of every live allocation.
 Status CheckAllocationCounter(const State& s) {
   for (const auto& [id, a] : s.allocations) {
@@ -211,6 +245,7 @@ Status CheckInvariants(const State& s) {
   GFP_RETURN_IF_ERROR(CheckAllocations(s));
   GFP_RETURN_IF_ERROR(CheckVfLists(s));
   GFP_RETURN_IF_ERROR(CheckModuleMapping(s));
+  GFP_RETURN_IF_ERROR(CheckClaims(s));
   return CheckAllocationCounter(s);
 }
 

@@ -16,6 +16,7 @@ ReleaseTracker::Due ReleaseTracker::Observe(const State& state,
   std::map<AllocationId, Micros> still_absent;
   for (const auto& [id, a] : state.allocations) {
     if (a.status != AllocationStatus::kGranted && a.status != AllocationStatus::kBound) continue;
+    if (a.claim) continue;  // a DRA claim ends by its unprepare, not by PodResources
     bool held = false;
     for (const auto& d : a.devices) held |= in_use.count({a.resource, d}) > 0;
     if (held) {

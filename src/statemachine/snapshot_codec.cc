@@ -67,6 +67,32 @@ void EncodeFabric(const State& s, snapshot::State& out) {
   }
 }
 
+void EncodeClaim(const Claim& c, snapshot::Claim& o) {
+  o.set_uid(c.uid);
+  o.set_namespace_name(c.namespace_name);
+  o.set_name(c.name);
+  for (const auto& r : c.requests) o.add_requests(r);
+  for (const auto& pod : c.reserved_for) o.add_reserved_for(pod);
+  o.set_pod_claim_name(c.pod_claim_name);
+  o.set_prepared(c.prepared);
+}
+
+void EncodeClaims(const State& s, snapshot::State& out) {
+  for (const auto& [uid, u] : s.unpreparing_claims) {
+    auto* o = out.add_unpreparing_claims();
+    o->set_allocation_id(u.allocation_id);
+    EncodeClaim(u.claim, *o->mutable_claim());
+    for (const auto& d : u.devices) o->add_devices(d);
+    o->set_has_partition(u.partition.has_value());
+    o->set_partition_id(u.partition.value_or(0));
+  }
+  auto* slice = out.mutable_resource_slice();
+  slice->set_name(s.resource_slice.name);
+  slice->set_generation(s.resource_slice.generation);
+  slice->set_device_count(s.resource_slice.device_count);
+  slice->set_devices_sha256(s.resource_slice.devices_sha256);
+}
+
 void EncodeAllocations(const State& s, snapshot::State& out) {
   for (const auto& [id, a] : s.allocations) {
     auto* o = out.add_allocations();
@@ -83,6 +109,7 @@ void EncodeAllocations(const State& s, snapshot::State& out) {
     o->set_pod_name(a.pod_name);
     o->set_container_name(a.container_name);
     for (const auto& vf : a.fabric_vfs) o->add_fabric_vfs(vf);
+    if (a.claim) EncodeClaim(*a.claim, *o->mutable_claim());
   }
   out.set_next_allocation_number(s.next_allocation_number);
 }
@@ -153,6 +180,30 @@ Status DecodeFabric(const snapshot::State& in, State& s) {
   return Status::Ok();
 }
 
+Claim DecodeClaim(const snapshot::Claim& c) {
+  return Claim{c.uid(),
+               c.namespace_name(),
+               c.name(),
+               {c.requests().begin(), c.requests().end()},
+               {c.reserved_for().begin(), c.reserved_for().end()},
+               c.pod_claim_name(),
+               c.prepared()};
+}
+
+void DecodeClaims(const snapshot::State& in, State& s) {
+  for (const auto& u : in.unpreparing_claims()) {
+    UnpreparingClaim claim{u.allocation_id(),
+                           DecodeClaim(u.claim()),
+                           {u.devices().begin(), u.devices().end()},
+                           std::nullopt};
+    if (u.has_partition()) claim.partition = u.partition_id();
+    s.unpreparing_claims[claim.claim.uid] = std::move(claim);
+  }
+  const auto& slice = in.resource_slice();
+  s.resource_slice = {slice.name(), slice.generation(), slice.device_count(),
+                      slice.devices_sha256()};
+}
+
 Status DecodeAllocations(const snapshot::State& in, State& s) {
   for (const auto& a : in.allocations()) {
     if (a.status() < 0 || a.status() > 4) return DataLoss("snapshot has an unknown status");
@@ -169,6 +220,7 @@ Status DecodeAllocations(const snapshot::State& in, State& s) {
     allocation.pod_name = a.pod_name();
     allocation.container_name = a.container_name();
     allocation.fabric_vfs.assign(a.fabric_vfs().begin(), a.fabric_vfs().end());
+    if (a.has_claim()) allocation.claim = DecodeClaim(a.claim());
     s.allocations[a.id()] = std::move(allocation);
   }
   s.next_allocation_number = in.next_allocation_number();
@@ -189,6 +241,7 @@ snapshot::State SnapshotOf(const State& s) {
   EncodeModules(s, out);
   EncodeFabric(s, out);
   EncodeAllocations(s, out);
+  EncodeClaims(s, out);
   out.set_kubelet_restarts(s.kubelet_restarts);
   out.set_anomaly_count(s.anomaly_count);
   for (const auto& a : s.recent_anomalies) {
@@ -219,6 +272,7 @@ Result<State> DecodeSnapshot(const std::string& bytes) {
   GFP_RETURN_IF_ERROR(DecodeModules(in, s));
   GFP_RETURN_IF_ERROR(DecodeFabric(in, s));
   GFP_RETURN_IF_ERROR(DecodeAllocations(in, s));
+  DecodeClaims(in, s);
   s.kubelet_restarts = in.kubelet_restarts();
   s.anomaly_count = in.anomaly_count();
   for (const auto& a : in.recent_anomalies())

@@ -11,7 +11,7 @@ namespace gfp::sm {
 
 // Bump whenever State (and so snapshot.proto) changes: older snapshots are then ignored and the
 // journal replayed from seq 1 instead of restoring a state that lacks the new fields.
-inline constexpr std::uint32_t kSnapshotFormatVersion = 3;
+inline constexpr std::uint32_t kSnapshotFormatVersion = 4;
 
 // The state as snapshot.proto's message: what EncodeSnapshot serializes, and the one
 // field-by-field view of a State that StateDiff and `journal state --format json` walk, so a

@@ -65,6 +65,21 @@ enum class AllocationStatus {
 };
 const char* AllocationStatusName(AllocationStatus status);
 
+// A DRA claim (SPEC §11) as its ClaimPrepareRequested journaled it. A claim is prepared through
+// an allocation (Allocation::claim) that owns its partition like any other.
+struct Claim {
+  std::string uid;
+  std::string namespace_name;
+  std::string name;
+  std::vector<std::string> requests;      // the request each of the allocation's devices answers
+  std::vector<std::string> reserved_for;  // pods of status.reservedFor, "namespace/name"
+  std::string pod_claim_name;             // resource.kubernetes.io/pod-claim-name, if any
+  // Its CDI and metadata files were written (ClaimPrepared) since it was last (re)prepared.
+  bool prepared = false;
+
+  bool operator==(const Claim&) const = default;
+};
+
 struct Allocation {
   AllocationId id;
   std::string resource;
@@ -80,6 +95,9 @@ struct Allocation {
   // vGPU VFs with Fabric Manager: the VF list of the first activation journaled for this
   // allocation (partition GPU order); every re-activation for it passes the same list.
   std::vector<Bdf> fabric_vfs;
+  // Set for a DRA claim's allocation: granted when its partition is ready, never bound (pods
+  // reach its devices through CDI, not through kubelet's device plugin Allocate).
+  std::optional<Claim> claim;
 
   bool live() const {
     return status == AllocationStatus::kRequested || status == AllocationStatus::kGranted ||
@@ -109,6 +127,28 @@ struct ActivePartition {
   std::vector<Bdf> vf_bdfs;  // activated with these VFs (FABRIC_MODE=2); empty for whole GPUs
 
   bool operator==(const ActivePartition&) const = default;
+};
+
+// A claim whose unprepare is under way (ClaimUnprepareRequested, no ClaimUnprepared yet): its
+// allocation has ended, so its partition has no owner; the partition is deactivated unless
+// another allocation took it over, then its files are removed.
+struct UnpreparingClaim {
+  AllocationId allocation_id;
+  Claim claim;
+  std::vector<Bdf> devices;
+  std::optional<PartitionId> partition;
+
+  bool operator==(const UnpreparingClaim&) const = default;
+};
+
+// This node's ResourceSlice as last published (ResourceSlicePublished).
+struct ResourceSliceState {
+  std::string name;
+  std::int64_t generation = 0;
+  std::uint32_t device_count = 0;
+  std::string devices_sha256;
+
+  bool operator==(const ResourceSliceState&) const = default;
 };
 
 // An event that made no sense for the state it was applied to. It is kept in the journal (the
@@ -153,6 +193,8 @@ struct State {
   // Only live allocations; finished ones stay in the journal, not in memory.
   std::map<AllocationId, Allocation> allocations;
   std::uint64_t next_allocation_number = 1;
+  std::map<std::string, UnpreparingClaim> unpreparing_claims;  // by claim uid
+  ResourceSliceState resource_slice;
 
   std::uint64_t kubelet_restarts = 0;
   std::uint64_t anomaly_count = 0;

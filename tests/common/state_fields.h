@@ -67,6 +67,16 @@ inline sm::Allocation& Allocation(sm::State& s) {
   if (a.id.empty()) a.id = s.allocations.begin()->first;
   return a;
 }
+inline sm::Claim& ClaimOf(sm::State& s) {
+  auto& a = Allocation(s);
+  if (!a.claim) a.claim.emplace();
+  return *a.claim;
+}
+inline sm::UnpreparingClaim& Unpreparing(sm::State& s) {
+  auto& u = FirstOf(s.unpreparing_claims, "uid-99");
+  if (u.claim.uid.empty()) u.claim.uid = s.unpreparing_claims.begin()->first;
+  return u;
+}
 inline sm::PendingIntent& Intent(sm::State& s) { return FirstOf(s.intents, 98); }
 inline sm::ActivePartition& Active(sm::State& s) { return FirstOf(s.active, 97); }
 inline sm::Anomaly& Anomaly(sm::State& s) {
@@ -115,6 +125,9 @@ inline std::vector<FieldChange> FieldChanges() {
       {"State.intents", [](State& s) { s.intents[94]; }},
       {"State.allocations", [](State& s) { s.allocations["alloc-93"].id = "alloc-93"; }},
       {"State.next_allocation_number", [](State& s) { s.next_allocation_number += 1; }},
+      {"State.unpreparing_claims",
+       [](State& s) { s.unpreparing_claims["uid-92"].claim.uid = "uid-92"; }},
+      {"State.resource_slice", [](State& s) { s.resource_slice.name += "+"; }},
       {"State.kubelet_restarts", [](State& s) { s.kubelet_restarts += 1; }},
       {"State.anomaly_count", [](State& s) { s.anomaly_count += 1; }},
       {"State.recent_anomalies",
@@ -178,6 +191,38 @@ inline std::vector<FieldChange> FieldChanges() {
       {"Allocation.pod_name", [](State& s) { Allocation(s).pod_name += "+"; }},
       {"Allocation.container_name", [](State& s) { Allocation(s).container_name += "+"; }},
       {"Allocation.fabric_vfs", [](State& s) { Allocation(s).fabric_vfs.push_back("vf"); }},
+      {"Allocation.claim",
+       [](State& s) {
+         auto& a = Allocation(s);
+         if (a.claim) {
+           a.claim.reset();
+         } else {
+           a.claim.emplace();
+         }
+       }},
+
+      {"Claim.uid", [](State& s) { ClaimOf(s).uid += "+"; }},
+      {"Claim.namespace_name", [](State& s) { ClaimOf(s).namespace_name += "+"; }},
+      {"Claim.name", [](State& s) { ClaimOf(s).name += "+"; }},
+      {"Claim.requests", [](State& s) { ClaimOf(s).requests.push_back("gpu9"); }},
+      {"Claim.reserved_for", [](State& s) { ClaimOf(s).reserved_for.push_back("ns/pod"); }},
+      {"Claim.pod_claim_name", [](State& s) { ClaimOf(s).pod_claim_name += "+"; }},
+      {"Claim.prepared", [](State& s) { ClaimOf(s).prepared = !ClaimOf(s).prepared; }},
+
+      {"UnpreparingClaim.allocation_id", [](State& s) { Unpreparing(s).allocation_id += "+"; }},
+      {"UnpreparingClaim.claim", [](State& s) { Unpreparing(s).claim.name += "+"; }},
+      {"UnpreparingClaim.devices", [](State& s) { Unpreparing(s).devices.push_back("d"); }},
+      {"UnpreparingClaim.partition",
+       [](State& s) {
+         auto& u = Unpreparing(s);
+         u.partition = u.partition ? *u.partition + 1 : 0;
+       }},
+
+      {"ResourceSliceState.name", [](State& s) { s.resource_slice.name += "+"; }},
+      {"ResourceSliceState.generation", [](State& s) { s.resource_slice.generation += 1; }},
+      {"ResourceSliceState.device_count", [](State& s) { s.resource_slice.device_count += 1; }},
+      {"ResourceSliceState.devices_sha256",
+       [](State& s) { s.resource_slice.devices_sha256 += "+"; }},
 
       {"PendingIntent.kind",
        [](State& s) {
@@ -221,10 +266,27 @@ inline sm::State StateWithEveryPart() {
   s.active[3] = {"alloc-1", false, s.last_time, {"0000:1b:00.4"}};
   s.intents[4] = {sm::IntentKind::kDeactivate, "alloc-1", 11, s.last_time, {"0000:1b:00.4"}};
   s.allocations["alloc-1"] = {
-      "alloc-1", "nvidia.com/V",  {"0000:1b:00.4"}, 1,     sm::AllocationStatus::kBound,
-      3,         s.last_time - 5, s.last_time - 4,  "vms", "virt-launcher-a",
-      "compute", {"0000:1b:00.4"}};
-  s.next_allocation_number = 2;
+      "alloc-1", "nvidia.com/V",   {"0000:1b:00.4"}, 1,     sm::AllocationStatus::kBound,
+      3,         s.last_time - 5,  s.last_time - 4,  "vms", "virt-launcher-a",
+      "compute", {"0000:1b:00.4"}, std::nullopt};
+  s.allocations["alloc-2"] = {
+      "alloc-2",
+      "nvidia.com/A",
+      {"0000:2b:00.0"},
+      0,
+      sm::AllocationStatus::kGranted,
+      5,
+      s.last_time - 3,
+      s.last_time - 2,
+      "",
+      "",
+      "",
+      {},
+      sm::Claim{"uid-2", "vms", "vm-b-gpus", {"gpu0"}, {"vms/vm-b"}, "gpus", true}};
+  s.unpreparing_claims["uid-3"] = {
+      "alloc-3", sm::Claim{"uid-3", "vms", "vm-c", {"gpu0"}, {}, "", true}, {"0000:3b:00.0"}, 6};
+  s.resource_slice = {"node-a-gpu-fabric-plugin.io-abcde", 2, 8, "ab12"};
+  s.next_allocation_number = 4;
   s.kubelet_restarts = 1;
   s.anomaly_count = 1;
   s.recent_anomalies = {{7, "an anomaly"}};

@@ -61,6 +61,8 @@ RC_GTEST_PROP(StateMachineProperty, InvariantsAndDecideScratchHoldThroughAnyLife
   Live(life, /*fm_sometimes_off=*/true);
   RC_TAG(gfp::testing::RestartKind(life.stats));
   RC_CLASSIFY(life.stats.grants > 0, "granted");
+  RC_CLASSIFY(life.stats.claims_prepared > 0, "claim prepared");
+  RC_CLASSIFY(life.stats.claims_unprepared > 0, "claim unprepared");
 }
 
 RC_GTEST_PROP(StateMachineProperty, SnapshotCodecRoundTripsEveryBoundaryState, ()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "statemachine/claims.h"
 #include "statemachine/recovery.h"
 
 namespace gfp::testing {
@@ -140,6 +141,29 @@ rc::Gen<Step> GenKubeletStep(const NodeFixture& node) {
                                        {1, kubelet}});
 }
 
+// What a DRA kubelet plugin is asked (SPEC §11): prepare a claim (one of a few uids, so the same
+// claim is prepared again, with its files present or lost) or unprepare one. args: {uid index,
+// files present}.
+rc::Gen<Step> GenClaimStep(const NodeFixture& node) {
+  auto prepare = rc::gen::map(
+      rc::gen::tuple(GenDevices(node), inRange(0, 6),
+                     rc::gen::weightedElement<int>({{4, 1}, {1, 0}}), GenFmCodes()),
+      [](auto t) {
+        sm::PrepareClaim c;
+        const auto& gpus = std::get<0>(t);
+        for (std::size_t i = 0; i < gpus.size(); ++i) {
+          auto& d = c.devices.emplace_back();
+          d.set_request("gpu" + std::to_string(i));
+          d.set_bdf(gpus[i]);
+        }
+        return Make(c, std::get<3>(t), "claim-prepare", {std::get<1>(t), std::get<2>(t)});
+      });
+  auto unprepare = rc::gen::map(pair(inRange(0, 6), GenFmCodes()), [](auto p) {
+    return Make(sm::UnprepareClaim{}, p.second, "claim-unprepare", {p.first});
+  });
+  return rc::gen::weightedOneOf<Step>({{3, MayCrash(prepare)}, {2, MayCrash(unprepare)}});
+}
+
 // What Fabric Manager does, and the plugin's FM chores.
 rc::Gen<Step> GenFabricStep() {
   // FM loses a partition (args[0] < 8: which), activates one behind the plugin's back (args[1]
@@ -192,9 +216,11 @@ rc::Gen<std::vector<Step>> GenScenario(const NodeFixture& node, bool fm_enabled)
   (void)fm_enabled;  // the runner skips FM-only steps when FM is not managed
   // Up to 3 x size steps (300 by default): long enough for snapshots, restarts and crashes to
   // meet allocations in every state, short enough for the whole suite to run in seconds.
-  return rc::gen::scale(
-      3.0, rc::gen::container<std::vector<Step>>(rc::gen::weightedOneOf<Step>(
-               {{20, GenKubeletStep(node)}, {7, GenFabricStep()}, {6, GenNodeStep()}})));
+  return rc::gen::scale(3.0, rc::gen::container<std::vector<Step>>(
+                                 rc::gen::weightedOneOf<Step>({{20, GenKubeletStep(node)},
+                                                               {7, GenFabricStep()},
+                                                               {6, GenNodeStep()},
+                                                               {8, GenClaimStep(node)}})));
 }
 
 ScenarioRunner::ScenarioRunner(Executor& executor, NodeFixture node, bool fm_enabled)
@@ -213,6 +239,8 @@ void ScenarioRunner::Count(const std::vector<events::Event>& journaled) {
     stats_.inventory_changes += e.has_inventory_observed();
     stats_.mapping_changes += e.has_module_mapping_loaded();
     stats_.health_changes += e.has_device_health_changed();
+    stats_.claims_prepared += e.has_claim_prepared();
+    stats_.claims_unprepared += e.has_claim_unprepared();
   }
 }
 
@@ -432,6 +460,14 @@ void ScenarioRunner::Resolve(Step& step) {
   } else if (auto* e = std::get_if<sm::EnsurePartitionActive>(&step.command)) {
     auto it = s.allocations.find(LiveAllocation(std::to_string(step.args[0])));
     e->device_ids = it == s.allocations.end() ? std::vector<std::string>{} : it->second.devices;
+  } else if (auto* c = std::get_if<sm::PrepareClaim>(&step.command)) {
+    c->claim.set_uid("claim-" + std::to_string(step.args[0]));
+    c->claim.set_namespace_("vms");
+    c->claim.set_name("vm-" + std::to_string(step.args[0]));
+    c->reserved_for = {"vms/virt-launcher-vm-" + std::to_string(step.args[0])};
+    c->files_present = step.args[1] != 0;
+  } else if (auto* u = std::get_if<sm::UnprepareClaim>(&step.command)) {
+    u->claim_uid = "claim-" + std::to_string(step.args[0]);
   } else if (auto* f = std::get_if<sm::ObserveFabricState>(&step.command)) {
     // FM changes behind the plugin's back, then the plugin reads FM's state.
     if (step.args[0] < 8 && !fm_active_.empty()) {
@@ -470,9 +506,62 @@ Status ScenarioRunner::RunStep(Step step) {
   if (!crashed && std::holds_alternative<sm::ObserveFabricState>(step.command)) {
     return ExpectJournalMatchesFm();
   }
-  if (!crashed) return Status::Ok();
+  if (!crashed) return FinishClaimFiles(step.command);
   ++stats_.crashes_mid_saga;
   return Restart();
+}
+
+// The files step of a claim command that left its claim waiting for it (the DRA plugin writes
+// or removes the files, then records it).
+Status ScenarioRunner::FinishClaimFiles(const sm::Command& command) {
+  std::string uid;
+  if (const auto* c = std::get_if<sm::PrepareClaim>(&command)) uid = c->claim.uid();
+  if (const auto* u = std::get_if<sm::UnprepareClaim>(&command)) uid = u->claim_uid;
+  if (uid.empty()) return Status::Ok();
+  switch (sm::ClaimProgressOf(executor_.state(), uid)) {
+    case sm::ClaimProgress::kWriteFiles:
+      return Execute(sm::RecordClaimFiles{now_, uid});
+    case sm::ClaimProgress::kRemoveFiles:
+      return Execute(sm::RecordClaimFilesRemoved{now_, uid});
+    default:
+      return Status::Ok();
+  }
+}
+
+// The end of a node's life as kubelet would bring it: every claim left waiting (a crash between
+// its steps, a refused deactivation) is prepared or unprepared by a retry, and then nothing is
+// pending: no intent, no claim between its steps.
+Status ScenarioRunner::SettleClaims() {
+  std::vector<std::string> waiting;
+  for (const auto& [id, a] : executor_.state().allocations) {
+    if (a.claim) waiting.push_back(a.claim->uid);
+  }
+  for (const auto& [uid, u] : executor_.state().unpreparing_claims) waiting.push_back(uid);
+  for (const std::string& uid : waiting) {
+    const sm::ClaimProgress progress = sm::ClaimProgressOf(executor_.state(), uid);
+    if (progress == sm::ClaimProgress::kDeactivating ||
+        progress == sm::ClaimProgress::kRemoveFiles) {
+      sm::UnprepareClaim retry{now_, uid, events::ClaimUnprepareRequested::REASON_KUBELET, ""};
+      GFP_RETURN_IF_ERROR(RunSaga(retry, Step{}, nullptr));
+    }
+    GFP_RETURN_IF_ERROR(FinishClaimFiles(sm::UnprepareClaim{now_, uid, {}, ""}));
+  }
+  const sm::State& s = executor_.state();
+  if (!s.intents.empty()) return Internal("a transition is still pending after the claims settled");
+  if (!s.unpreparing_claims.empty()) {
+    return Internal("claim " + s.unpreparing_claims.begin()->first +
+                    " is still being unprepared after kubelet's retry");
+  }
+  // Restated from the fields (not through ClaimProgressOf, which the runner acted on): granted,
+  // its partition active and its own, and still no ClaimPrepared.
+  for (const auto& [id, a] : s.allocations) {
+    if (!a.claim || a.claim->prepared || a.status != sm::AllocationStatus::kGranted) continue;
+    const auto active = a.partition ? s.active.find(*a.partition) : s.active.end();
+    if (!a.partition || (active != s.active.end() && active->second.owner == id)) {
+      return Internal("claim " + a.claim->uid + " still waits for its files");
+    }
+  }
+  return Status::Ok();
 }
 
 Status ScenarioRunner::Run(const std::vector<Step>& steps) {
@@ -480,6 +569,9 @@ Status ScenarioRunner::Run(const std::vector<Step>& steps) {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     GFP_RETURN_IF_ERROR(
         RunStep(steps[i]).WithContext("step " + std::to_string(i) + " (" + steps[i].label + ")"));
+  }
+  if (!fm_enabled_ || executor_.state().fm_connected) {
+    return SettleClaims().WithContext("settling the claims");
   }
   return Status::Ok();
 }

@@ -73,6 +73,8 @@ struct ScenarioStats {
   int deactivations = 0;
   int drifts = 0;
   int rejections = 0;
+  int claims_prepared = 0;    // ClaimPrepared journaled (first prepares and repairs)
+  int claims_unprepared = 0;  // ClaimUnprepared journaled
   // Decisions whose scratch state was compared with the executor's applied state (none on the
   // engine, which returns decisions without it).
   int scratch_states_compared = 0;
@@ -89,8 +91,9 @@ class ScenarioRunner {
  public:
   ScenarioRunner(Executor& executor, NodeFixture node, bool fm_enabled);
 
-  // Boots the plugin, then runs every step. Fails on the first executor error, broken invariant,
-  // anomaly, or difference between Decide's scratch state and the applied state.
+  // Boots the plugin, then runs every step, then settles the DRA claims as kubelet's retries
+  // would. Fails on the first executor error, broken invariant, anomaly, difference between
+  // Decide's scratch state and the applied state, or anything left pending at the end.
   Status Run(const std::vector<Step>& steps);
 
   const ScenarioStats& stats() const { return stats_; }
@@ -108,6 +111,8 @@ class ScenarioRunner {
   Status RunStep(Step step);
   Status ChangeInventory(int index);
   Status ChangeMapping(int a, int b);
+  Status FinishClaimFiles(const sm::Command& command);
+  Status SettleClaims();
   void Resolve(Step& step);
   events::FmResult CarryOut(const sm::Effect& effect, int code);
   bool OverlapsFmActive(sm::PartitionId pid) const;

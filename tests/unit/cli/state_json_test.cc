@@ -93,5 +93,33 @@ TEST(StateJson, OmitsEmptyVfListsAndParentsAndNullsWhatIsUnset) {
   EXPECT_TRUE(json["time"].is_null());
 }
 
+// SPEC §2.2: in DRA mode an active partition carries "claim" instead of "allocation_id", and
+// "pod" is the first pod of the claim's status.reservedFor.
+TEST(StateJson, AClaimsPartitionNamesTheClaimAndItsFirstPod) {
+  sm::State s = StateWithEveryPart();  // alloc-2 is claim vms/vm-b-gpus, granted partition 5
+  s.partitions.mutable_value()[5] = {5, {2}, 18, 18, false};
+  s.active[5] = {"alloc-2", false, s.last_time, {}};
+  const nlohmann::json json = StateJson(s);
+  const nlohmann::json* claim_partition = nullptr;
+  for (const auto& entry : json["active_partitions"]) {
+    if (entry["partition_id"] == 5) claim_partition = &entry;
+  }
+  ASSERT_NE(claim_partition, nullptr);
+  const nlohmann::json claim = {{"uid", "uid-2"}, {"namespace", "vms"}, {"name", "vm-b-gpus"}};
+  EXPECT_EQ((*claim_partition)["claim"], claim);
+  EXPECT_FALSE(claim_partition->contains("allocation_id"));
+  EXPECT_EQ((*claim_partition)["pod"], "vms/vm-b");
+  EXPECT_EQ(json["active_partitions"][0]["allocation_id"], "alloc-1");
+  EXPECT_FALSE(json["active_partitions"][0].contains("claim"));
+
+  const auto& allocations = json["live_allocations"];
+  EXPECT_FALSE(allocations[0].contains("claim")) << "a kubelet allocation has no claim key";
+  EXPECT_EQ(allocations[1]["claim"]["namespace"], "vms");
+  EXPECT_EQ(allocations[1]["claim"]["prepared"], true);
+  EXPECT_EQ(allocations[1]["pod"], "vms/vm-b");
+  EXPECT_EQ(json["unpreparing_claims"][0]["partition_id"], 6);
+  EXPECT_EQ(json["resource_slice"]["generation"], 2);
+}
+
 }  // namespace
 }  // namespace gfp::cli

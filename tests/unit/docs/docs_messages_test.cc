@@ -5,6 +5,7 @@
 // src/ or sim/ (a message is put together in one place).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -115,6 +116,53 @@ TEST(DocsMessages, EveryTroubleshootingMessageIsOneTheProgramPrints) {
     EXPECT_TRUE(OneFileHasAll(fragments))
         << message.doc << ":" << message.line << ": no source file under src/ or sim/ prints `"
         << message.text << "` (\"\xE2\x80\xA6\" marks the parts filled in at run time)";
+  }
+}
+
+// The tests of the repository: "Suite.Name" of every TEST, TEST_F and TEST_P under tests/.
+std::vector<std::string> AllTestNames() {
+  std::vector<std::string> names;
+  const std::regex test(R"(TEST(?:_F|_P)?\(\s*(\w+)\s*,\s*(\w+)\s*\))");
+  for (const auto& entry : fs::recursive_directory_iterator(kRoot / "tests")) {
+    if (entry.path().extension() != ".cc") continue;
+    const std::string text = ReadAll(entry.path());
+    for (std::sregex_iterator it(text.begin(), text.end(), test), end; it != end; ++it) {
+      names.push_back((*it)[1].str() + "." + (*it)[2].str());
+    }
+  }
+  return names;
+}
+
+// A row of docs/recovery.md's decision table whose proof is one named test.
+struct RecoveryRow {
+  int line = 0;
+  std::string test;  // "Name" or "Suite.Name"
+};
+
+std::vector<RecoveryRow> RecoveryRowsWithATest() {
+  std::vector<RecoveryRow> rows;
+  const std::regex row(R"(^\| *\d+ *\|.*\| *`(\w+(?:\.\w+)?)` *\| *$)");
+  std::istringstream lines(ReadAll(kRoot / "docs" / "recovery.md"));
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    std::smatch m;
+    if (std::regex_match(line, m, row)) rows.push_back({number, m[1].str()});
+  }
+  return rows;
+}
+
+// docs/recovery.md promises one test per row of its decision table: each one named exists.
+TEST(DocsRecovery, EveryRowNamesATestThatExists) {
+  const auto rows = RecoveryRowsWithATest();
+  EXPECT_GE(rows.size(), 15u) << "the decision table's rows were not found";
+  const auto names = AllTestNames();
+  for (const auto& row : rows) {
+    const bool qualified = row.test.find('.') != std::string::npos;
+    const bool found = std::any_of(names.begin(), names.end(), [&](const std::string& name) {
+      return qualified ? name == row.test : name.substr(name.find('.') + 1) == row.test;
+    });
+    EXPECT_TRUE(found) << "docs/recovery.md:" << row.line << " names test " << row.test
+                       << ", which no TEST under tests/ defines";
   }
 }
 

@@ -138,5 +138,34 @@ TEST(EventSummary, PartitionEvents) {
   });
 }
 
+TEST(EventSummary, ClaimEvents) {
+  ExpectSummaries({
+      {R"(claim_prepare_requested { allocation_id: "alloc-4"
+            claim { uid: "u-1" namespace: "vms" name: "vm-a-gpus" }
+            devices: [{ request: "gpu0" bdf: "0000:1b:00.0" }, { request: "gpu1" bdf: "0000:43:00.0" }]
+            reserved_for: "vms/virt-launcher-vm-a" has_partition: true partition_id: 9 })",
+       "alloc-4 claim vms/vm-a-gpus (uid u-1) prepare requested "
+       "[gpu0=0000:1b:00.0,gpu1=0000:43:00.0] partition 9 for vms/virt-launcher-vm-a"},
+      {R"(claim_prepare_requested { allocation_id: "alloc-4" repair: true
+            repair_reason: "partition 9 is not active for it"
+            claim { uid: "u-1" namespace: "vms" name: "c" } devices: { request: "g" bdf: "b" }
+            devices_omitted: 3 })",
+       "alloc-4 claim vms/c (uid u-1) repair requested: partition 9 is not active for it "
+       "[g=b … and 3 more devices]"},
+      {R"(claim_prepared { allocation_id: "alloc-4" claim_uid: "u-1" })",
+       "alloc-4 claim uid u-1 prepared"},
+      {R"(claim_prepare_failed { allocation_id: "alloc-5" claim_uid: "u-2" reason: "busy" })",
+       "alloc-5 claim uid u-2 failed: busy"},
+      {R"(claim_unprepare_requested { allocation_id: "alloc-4" claim_uid: "u-1"
+            reason: REASON_CLAIM_GONE detail: "404" })",
+       "alloc-4 claim uid u-1 unprepare requested (REASON_CLAIM_GONE): 404"},
+      {R"(claim_unprepared { allocation_id: "alloc-4" claim_uid: "u-1" })",
+       "alloc-4 claim uid u-1 unprepared"},
+      {R"(resource_slice_published { slice_name: "node-a-gpu-fabric-plugin.io-x7k2p"
+            generation: 3 device_count: 8 devices_sha256: "ab12" })",
+       "slice node-a-gpu-fabric-plugin.io-x7k2p generation 3: 8 devices, sha256 ab12"},
+  });
+}
+
 }  // namespace
 }  // namespace gfp::sm

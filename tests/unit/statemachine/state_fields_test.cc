@@ -38,7 +38,10 @@ TEST(StateFields, EveryFieldHasAChange) {
       {"Allocation", FieldCount<Allocation>()},
       {"PendingIntent", FieldCount<PendingIntent>()},
       {"ActivePartition", FieldCount<ActivePartition>()},
-      {"Anomaly", FieldCount<Anomaly>()}};
+      {"Anomaly", FieldCount<Anomaly>()},
+      {"Claim", FieldCount<Claim>()},
+      {"UnpreparingClaim", FieldCount<UnpreparingClaim>()},
+      {"ResourceSliceState", FieldCount<ResourceSliceState>()}};
   EXPECT_EQ(changes, fields)
       << "a struct of state.h has a field without a change in tests/common/state_fields.h: add "
          "the field to snapshot.proto and snapshot_codec.cc, bump kSnapshotFormatVersion, then "
@@ -104,7 +107,7 @@ std::string Fingerprint(const std::string& text) {
 // with the old version would restore states that lack (or misread) the changed fields.
 TEST(StateFields, SnapshotFormatVersionFollowsSnapshotProto) {
   EXPECT_EQ(std::make_pair(kSnapshotFormatVersion, Fingerprint(SnapshotSchema())),
-            std::make_pair(3u, std::string("44fdfaaa8d4c93df")))
+            std::make_pair(4u, std::string("6e3bd2c14aab3f57")))
       << "snapshot.proto changed: bump kSnapshotFormatVersion (snapshot_codec.h), then put the "
          "new version and fingerprint here";
 }
