@@ -57,8 +57,9 @@ LAYERS = {
                     "kubelet's gRPC servers over the core"),
     "plugin/labels": (["common", "statemachine", "adapters/host"],
                       "the NFD feature file; never the core"),
-    "plugin/dra": (["common", "statemachine"],
-                   "DRA mode (SPEC 11): the ResourceSlice from facts; pure"),
+    "plugin/dra": (["common", "statemachine", "adapters/host"],
+                   "DRA mode (SPEC 11): the ResourceSlice and a claim's files from facts, the "
+                   "files written through adapters/host"),
     "plugin/metrics": (["common", "plugin/core/core_observer.h"],
                        "SPEC 8.1 metrics and probes: observe the core through CoreObserver only"),
     "plugin": (["common", "statemachine", "engine", "adapters/host", "adapters/mapping",

@@ -16,6 +16,7 @@
 #include "statemachine/commands.h"
 #include "statemachine/decide.h"
 #include "statemachine/invariants.h"
+#include "statemachine/recovery.h"
 
 namespace gfp::testing {
 
@@ -234,6 +235,22 @@ class Driver {
     r.resource = resource;
     r.device_ids = std::move(ids);
     return r;
+  }
+
+  // Start-up recovery as the plugin runs it: resolve the pending intents against FM's active set,
+  // then abandon requests left without a transition. Nothing may stay pending or requested.
+  // Returns the types of the events recorded.
+  std::vector<std::string> Recover(const std::set<sm::PartitionId>& fm_active) {
+    const std::size_t mark = journal.size();
+    for (const auto& outcome : sm::ResolvePendingIntents(state, fm_active, ++now)) {
+      RunToCompletion(outcome);
+    }
+    Run(sm::AbandonInterruptedRequests{++now});
+    EXPECT_TRUE(state.intents.empty());
+    for (const auto& [id, a] : state.allocations) {
+      EXPECT_NE(a.status, sm::AllocationStatus::kRequested) << id;
+    }
+    return TypesSince(mark);
   }
 
   std::vector<std::string> TypesSince(std::size_t from) const {

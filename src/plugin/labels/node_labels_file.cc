@@ -2,8 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "adapters/host/atomic_file.h"
 #include "common/text_escape.h"
-#include "plugin/labels/atomic_file.h"
 #include "plugin/labels/node_labels.h"
 #include "statemachine/free_partitions.h"
 
@@ -15,7 +15,7 @@ void NodeLabelsFile::Update(const std::map<std::size_t, std::size_t>& free_by_si
   std::string text = FormatNodeLabels(free_by_size);
   if (written_ == text) return;
   if (!problem_.empty() && now < next_retry_) return;
-  const Status status = ReplaceFileAtomically(path_, text);
+  const Status status = adapters::host::ReplaceFileAtomically(path_, text);
   if (status.ok()) {
     const std::string shown = EscapeAndTruncate(path_.string(), 300);
     const std::size_t largest = sm::LargestFreePartition(free_by_size);

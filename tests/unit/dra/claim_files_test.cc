@@ -169,7 +169,7 @@ TEST(ClaimFiles, EveryCdiSpecIsValidAgainstTheCdiSchema) {
     std::ofstream(dir.path() / "spec.json") << content;
     process::ProcessOptions o;
     o.binary = "/usr/bin/python3";
-    o.args = {std::string(GFP_SOURCE_DIR) + "/tests/common/cdi_schema_check.py",
+    o.args = {std::string(GFP_SOURCE_DIR) + "/tests/common/schema_check.py", "cdi",
               kReference + "/dra/cdi-schema.json", kReference + "/dra/cdi-defs.json",
               (dir.path() / "spec.json").string()};
     o.log_path = dir.path() / "check.log";

@@ -293,7 +293,7 @@ TEST(ResourceSlice, IsValidAgainstTheApiSchemaAndLimits) {
   const auto check = [&](const fs::path& object) -> std::pair<int, std::string> {
     process::ProcessOptions o;
     o.binary = "/usr/bin/python3";
-    o.args = {std::string(GFP_SOURCE_DIR) + "/tests/common/k8s_schema_check.py",
+    o.args = {std::string(GFP_SOURCE_DIR) + "/tests/common/schema_check.py", "openapi",
               kReference + "/dra/resource.k8s.io_v1_openapi.json",
               "io.k8s.api.resource.v1.ResourceSlice", object.string()};
     o.log_path = dir.path() / "check.log";

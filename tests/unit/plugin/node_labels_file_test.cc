@@ -12,8 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "adapters/host/atomic_file.h"
 #include "common/temp_dir.h"
-#include "plugin/labels/atomic_file.h"
 
 namespace gfp::plugin::labels {
 namespace {
@@ -58,7 +58,7 @@ TEST_F(NodeLabelsFileTest, NothingIsWrittenBeforeTheTableIsKnown) {
   NodeLabelsFile file(Path());
   file.Update({}, Clock::now());
   EXPECT_EQ(Read(Path()), "gpu-fabric.free-partitions.8=1\n");
-  EXPECT_FALSE(fs::exists(Path().parent_path() / kStagingDirName));
+  EXPECT_FALSE(fs::exists(Path().parent_path() / adapters::host::kStagingDirName));
 }
 
 TEST_F(NodeLabelsFileTest, WrittenAtFirstThenOnlyWhenACountChanges) {
@@ -128,7 +128,8 @@ TEST_F(NodeLabelsPathTest, ANewOrExistingRegularFileInAWritableFolderIsAccepted)
   std::ofstream(features_ / "gpu-fabric") << "x";
   EXPECT_TRUE(CheckNodeLabelsPath(features_ / "gpu-fabric").ok());
   EXPECT_TRUE(fs::is_empty(features_) == false);
-  EXPECT_FALSE(fs::exists(features_ / kStagingDirName)) << "the check created something";
+  EXPECT_FALSE(fs::exists(features_ / adapters::host::kStagingDirName))
+      << "the check created something";
 }
 
 TEST_F(NodeLabelsPathTest, FileNamesNfdWouldNotReadOrThatCannotBeFiles) {

@@ -41,15 +41,8 @@ class ClaimRecoveryTest : public ::testing::Test {
   UnprepareClaim Unprepare(const std::string& uid) {
     return UnprepareClaim{++d.now, uid, events::ClaimUnprepareRequested::REASON_KUBELET, ""};
   }
-  // Start-up recovery as the plugin runs it (RecoveryTest::Recover).
   std::vector<std::string> Recover(const std::set<PartitionId>& fm_active) {
-    const std::size_t mark = d.journal.size();
-    for (const auto& outcome : ResolvePendingIntents(d.state, fm_active, ++d.now)) {
-      d.RunToCompletion(outcome);
-    }
-    d.Run(AbandonInterruptedRequests{++d.now});
-    EXPECT_TRUE(d.state.intents.empty());
-    return d.TypesSince(mark);
+    return d.Recover(fm_active);
   }
   ClaimProgress Progress(const std::string& uid) const { return ClaimProgressOf(d.state, uid); }
 

@@ -20,19 +20,8 @@ class RecoveryTest : public ::testing::Test {
  protected:
   void SetUp() override { d.Boot(node); }
 
-  // Runs recovery as the plugin does at start-up: resolve intents against FM, then abandon
-  // requests left without a transition. Returns the event types recorded.
   std::vector<std::string> Recover(const std::set<PartitionId>& fm_active) {
-    const std::size_t mark = d.journal.size();
-    for (const auto& outcome : ResolvePendingIntents(d.state, fm_active, ++d.now)) {
-      d.RunToCompletion(outcome);
-    }
-    d.Run(AbandonInterruptedRequests{++d.now});
-    EXPECT_TRUE(d.state.intents.empty());
-    for (const auto& [id, a] : d.state.allocations) {
-      EXPECT_NE(a.status, AllocationStatus::kRequested) << id;
-    }
-    return d.TypesSince(mark);
+    return d.Recover(fm_active);
   }
 
   // Journals a request's first step and "crashes" before carrying out its effect.

@@ -1,6 +1,6 @@
 // ReplaceFileAtomically: whole files only, through a hidden staging folder, failures leave the
 // old file and no temporary behind.
-#include "plugin/labels/atomic_file.h"
+#include "adapters/host/atomic_file.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,7 +15,7 @@
 
 #include "common/temp_dir.h"
 
-namespace gfp::plugin::labels {
+namespace gfp::adapters::host {
 namespace {
 
 namespace fs = std::filesystem;
@@ -157,4 +157,4 @@ TEST_F(AtomicFile, AFailedWriteLeavesTheOldFileWhole) {
 }
 
 }  // namespace
-}  // namespace gfp::plugin::labels
+}  // namespace gfp::adapters::host

@@ -1,4 +1,6 @@
-// Replacing a file so that its readers never see a part of it (the NFD feature file, SPEC §8.2).
+// Replacing a file so that its readers never see a part of it: the NFD feature file (SPEC §8.2),
+// and a DRA claim's CDI specs and device metadata (SPEC §11), which container runtimes and
+// virt-launcher read.
 #pragma once
 
 #include <filesystem>
@@ -6,17 +8,18 @@
 
 #include "common/status.h"
 
-namespace gfp::plugin::labels {
+namespace gfp::adapters::host {
 
 // Where the temporary file is written: a hidden folder beside the target. nfd-worker watches
 // features.d with inotify and rescans at most once a second, dropping the events that follow the
 // first one: a temporary file created beside the target would start a rescan that reads the old
 // file and swallow the rename's event (the labels would then wait for NFD's next periodic scan).
 // From a subfolder, only the rename itself shows in the watched folder. NFD ignores names that
-// start with '.'.
+// start with '.', and the CDI caches of container runtimes read only the folder's own *.json and
+// *.yaml files.
 inline constexpr std::string_view kStagingDirName = ".gpu-fabric-plugin-staging";
 
-// Replaces `path` with a regular file (mode 0644: NFD runs as another user) holding exactly
+// Replaces `path` with a regular file (mode 0644: its readers run as other users) holding exactly
 // `content`: written to <dir>/.gpu-fabric-plugin-staging/<name>.tmp, fsynced, renamed onto
 // `path`, then the folder is fsynced so the rename survives a power loss. A reader of `path`
 // sees the old file or the whole new one. The staging folder is created (0700) when missing; a
@@ -26,4 +29,4 @@ inline constexpr std::string_view kStagingDirName = ".gpu-fabric-plugin-staging"
 // device" (ResourceExhausted for ENOSPC/EDQUOT, NotFound for a missing folder, else Internal).
 Status ReplaceFileAtomically(const std::filesystem::path& path, std::string_view content);
 
-}  // namespace gfp::plugin::labels
+}  // namespace gfp::adapters::host

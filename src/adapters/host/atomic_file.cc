@@ -1,4 +1,4 @@
-#include "plugin/labels/atomic_file.h"
+#include "adapters/host/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 
 #include "common/text_escape.h"
 
-namespace gfp::plugin::labels {
+namespace gfp::adapters::host {
 namespace {
 
 namespace fs = std::filesystem;
@@ -104,4 +104,4 @@ Status ReplaceFileAtomically(const fs::path& path, std::string_view content) {
   return FsyncDirectory(path, dir);
 }
 
-}  // namespace gfp::plugin::labels
+}  // namespace gfp::adapters::host

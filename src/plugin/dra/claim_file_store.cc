@@ -1,0 +1,88 @@
+#include "plugin/dra/claim_file_store.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <system_error>
+
+#include "adapters/host/atomic_file.h"
+#include "adapters/host/file_reading.h"
+#include "common/text_escape.h"
+
+namespace gfp::plugin::dra {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Shown(const fs::path& path) { return EscapeAndTruncate(path.string(), 300); }
+
+// The base `path` lies below (the CDI folder or the plugin folder), or empty.
+fs::path BaseOf(const ClaimFileDirs& dirs, const fs::path& path) {
+  for (const fs::path& base : {dirs.cdi_dir, dirs.plugin_dir}) {
+    const fs::path relative = path.lexically_normal().lexically_relative(base.lexically_normal());
+    if (!relative.empty() && relative.begin()->string() != ".." && relative != ".") return base;
+  }
+  return {};
+}
+
+// Each folder from `base` down to `dir` exists as a real folder, created 0755 when missing.
+Status MakeFolders(const fs::path& base, const fs::path& dir, const fs::path& file) {
+  fs::path at = base;
+  for (const auto& part : dir.lexically_normal().lexically_relative(base.lexically_normal())) {
+    if (part == ".") continue;
+    at /= part;
+    if (::mkdir(at.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Internal("cannot write " + Shown(file) + ": creating " + Shown(at) +
+                      " failed: " + std::error_code(errno, std::generic_category()).message());
+    }
+    struct stat info {};
+    if (::lstat(at.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+      return FailedPrecondition("cannot write " + Shown(file) + ": " + Shown(at) +
+                                " is not a folder (a symlink or a file is there; remove it)");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status WriteClaimFiles(const ClaimFileDirs& dirs, const std::vector<ClaimFile>& files) {
+  for (const ClaimFile& file : files) {
+    const fs::path base = BaseOf(dirs, file.path);
+    if (base.empty()) {
+      return InvalidArgument("claim file " + Shown(file.path) + " is outside " +
+                             Shown(dirs.cdi_dir) + " and " + Shown(dirs.plugin_dir));
+    }
+    std::error_code ec;
+    fs::create_directories(base, ec);  // --cdi-dir may not exist yet on a fresh host
+    if (ec) return Internal("cannot create " + Shown(base) + ": " + ec.message());
+    GFP_RETURN_IF_ERROR(MakeFolders(base, file.path.parent_path(), file.path));
+    GFP_RETURN_IF_ERROR(adapters::host::ReplaceFileAtomically(file.path, file.content));
+  }
+  return Status::Ok();
+}
+
+bool ClaimFilesPresent(const std::vector<ClaimFile>& files) {
+  for (const ClaimFile& file : files) {
+    auto content = adapters::host::ReadWholeFile(file.path, file.content.size() + 1);
+    if (!content.ok() || *content != file.content) return false;
+  }
+  return true;
+}
+
+Status RemoveClaimFiles(const ClaimFileDirs& dirs, const std::vector<fs::path>& paths) {
+  for (const fs::path& path : paths) {
+    if (BaseOf(dirs, path).empty()) {
+      return InvalidArgument("claim file " + Shown(path) + " is outside " + Shown(dirs.cdi_dir) +
+                             " and " + Shown(dirs.plugin_dir));
+    }
+    std::error_code ec;
+    fs::remove_all(path, ec);  // a symlink is removed, never followed
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+      return Internal("cannot remove " + Shown(path) + ": " + ec.message());
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace gfp::plugin::dra

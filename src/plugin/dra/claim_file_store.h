@@ -1,0 +1,25 @@
+// A prepared claim's files (claim_files.h) on the host: written atomically, checked, removed.
+// Every file must lie below the CDI folder or the plugin folder, and no folder between such a
+// base and a file may be a symlink (a planted link must not redirect what the plugin writes).
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "common/status.h"
+#include "plugin/dra/claim_files.h"
+
+namespace gfp::plugin::dra {
+
+// Creates the missing folders (0755) below the bases and replaces each file atomically (0644).
+// Errors name the file and the step; on an error the files written before it stay (the claim is
+// not prepared, and a repeated Prepare writes them again).
+Status WriteClaimFiles(const ClaimFileDirs& dirs, const std::vector<ClaimFile>& files);
+
+// Every file is a regular file holding exactly its content (what a repeated Prepare checks).
+bool ClaimFilesPresent(const std::vector<ClaimFile>& files);
+
+// Removes the paths (files, and folders with what is in them); a path already gone is fine.
+Status RemoveClaimFiles(const ClaimFileDirs& dirs, const std::vector<std::filesystem::path>& paths);
+
+}  // namespace gfp::plugin::dra

@@ -1,0 +1,112 @@
+// A prepared claim's files on a real folder tree: written whole with the modes runtimes need,
+// found missing or changed by a repeated Prepare, removed by Unprepare (twice is fine), and never
+// written through a planted symlink or outside the two folders.
+#include "plugin/dra/claim_file_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <fstream>
+
+#include "common/temp_dir.h"
+
+namespace gfp::plugin::dra {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class ClaimFileStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dirs = {dir.path() / "run/cdi", dir.path() / "plugins/gpu-fabric-plugin.io"};
+    claim.driver = "gpu-fabric-plugin.io";
+    claim.pool = "node-a";
+    claim.uid = "6f1d2c3a-8b4e-4f60-9a71-2c5d8e9f0a1b";
+    claim.namespace_name = "vms";
+    claim.name = "vm-a-gpus";
+    claim.pod_claim_name = "gpus";
+    claim.gpus = {{"gpu0", "0000:1b:00.0", {"/dev/vfio/42", "/dev/vfio/vfio"}},
+                  {"gpu1", "0000:43:00.0", {"/dev/vfio/43", "/dev/vfio/vfio"}}};
+    files = ClaimFiles(claim, dirs);
+  }
+  static mode_t Mode(const fs::path& path) {
+    struct stat info {};
+    EXPECT_EQ(::stat(path.c_str(), &info), 0) << path;
+    return info.st_mode & 07777;
+  }
+  gfp::testing::TempDir dir;
+  ClaimFileDirs dirs;
+  PreparedClaim claim;
+  std::vector<ClaimFile> files;
+};
+
+TEST_F(ClaimFileStoreTest, WrittenFilesAreWholeAndReadableByRuntimes) {
+  ASSERT_FALSE(ClaimFilesPresent(files));
+  ASSERT_TRUE(WriteClaimFiles(dirs, files).ok());
+  EXPECT_TRUE(ClaimFilesPresent(files));
+  for (const auto& f : files) {
+    std::ifstream in(f.path);
+    const std::string content((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(content, f.content) << f.path;
+    EXPECT_EQ(Mode(f.path), 0644u) << f.path;
+  }
+  EXPECT_EQ(Mode(ClaimMetadataDir(claim, dirs)), 0755u);
+  EXPECT_EQ(Mode(ClaimMetadataDir(claim, dirs) / "gpu0"), 0755u);
+}
+
+TEST_F(ClaimFileStoreTest, AMissingOrChangedFileIsSeen) {
+  ASSERT_TRUE(WriteClaimFiles(dirs, files).ok());
+  fs::remove(files[1].path);
+  EXPECT_FALSE(ClaimFilesPresent(files));
+  ASSERT_TRUE(WriteClaimFiles(dirs, files).ok());  // the repair
+  EXPECT_TRUE(ClaimFilesPresent(files));
+  std::ofstream(files[0].path, std::ios::app) << " ";
+  EXPECT_FALSE(ClaimFilesPresent(files));
+  fs::remove(files[2].path);
+  ASSERT_EQ(::mkfifo(files[2].path.c_str(), 0644), 0);
+  EXPECT_FALSE(ClaimFilesPresent(files)) << "a FIFO is not the file, and never blocks the check";
+  ASSERT_TRUE(WriteClaimFiles(dirs, files).ok()) << "replaced by the real file";
+  EXPECT_TRUE(ClaimFilesPresent(files));
+}
+
+TEST_F(ClaimFileStoreTest, UnprepareRemovesEverythingAndCanBeRepeated) {
+  ASSERT_TRUE(WriteClaimFiles(dirs, files).ok());
+  ASSERT_TRUE(RemoveClaimFiles(dirs, ClaimPaths(claim, dirs)).ok());
+  for (const auto& f : files) EXPECT_FALSE(fs::exists(f.path)) << f.path;
+  EXPECT_FALSE(fs::exists(ClaimMetadataDir(claim, dirs)));
+  EXPECT_TRUE(fs::exists(dirs.cdi_dir)) << "the CDI folder itself stays";
+  EXPECT_TRUE(RemoveClaimFiles(dirs, ClaimPaths(claim, dirs)).ok());
+}
+
+TEST_F(ClaimFileStoreTest, APlantedSymlinkIsNeitherFollowedNorRemovedThrough) {
+  const fs::path elsewhere = dir.path() / "etc";
+  fs::create_directories(elsewhere);
+  fs::create_directories(ClaimMetadataDir(claim, dirs).parent_path());
+  fs::create_directory_symlink(elsewhere, ClaimMetadataDir(claim, dirs));
+  const Status status = WriteClaimFiles(dirs, files);
+  EXPECT_EQ(status.code(), ErrorCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("is not a folder (a symlink or a file is there"));
+  EXPECT_TRUE(fs::is_empty(elsewhere));
+  std::ofstream(elsewhere / "keep") << "x";
+  ASSERT_TRUE(RemoveClaimFiles(dirs, ClaimPaths(claim, dirs)).ok());
+  EXPECT_TRUE(fs::exists(elsewhere / "keep")) << "remove_all removed the link, not its target";
+}
+
+TEST_F(ClaimFileStoreTest, PathsOutsideTheTwoFoldersAreRefused) {
+  const std::vector<ClaimFile> outside = {{dir.path() / "run/other.json", "{}"},
+                                          {dirs.cdi_dir / "../escape.json", "{}"}};
+  for (const auto& f : outside) {
+    const Status status = WriteClaimFiles(dirs, {f});
+    EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument) << f.path;
+    EXPECT_THAT(status.message(), HasSubstr("is outside"));
+    EXPECT_FALSE(fs::exists(f.path));
+  }
+  EXPECT_EQ(RemoveClaimFiles(dirs, {dir.path()}).code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(fs::exists(dir.path()));
+}
+
+}  // namespace
+}  // namespace gfp::plugin::dra
