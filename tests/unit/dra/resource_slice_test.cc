@@ -206,7 +206,8 @@ TEST(ResourceSlice, AGpuCarriesTheAttributesOfSpec11) {
   gpu.pcie_root.clear();
   gpu.module_id.reset();
   gpu.partitions.clear();
-  const auto& bare = DevicesJson({gpu})[0]["attributes"];
+  const nlohmann::json bare =
+      DevicesJson({gpu})[0]["attributes"];  // a copy: the array is a temporary
   EXPECT_FALSE(bare.contains("resource.kubernetes.io/pcieRoot"));
   EXPECT_FALSE(bare.contains("gpuModuleID"));
   EXPECT_FALSE(bare.contains("partition8"));
