@@ -202,10 +202,22 @@ void RepeatPrepare(Builder& b, const Allocation& a, const PrepareClaim& c) {
   }
   const bool files_lost = a.claim->prepared && !c.files_present;
   if (!partition_lost && !files_lost) return;  // prepared, or its files are next
+  if (!a.claim->prepared) {
+    // Its repair (or its first prepare) is journaled already and not finished: go on with it.
+    ReactivateForClaim(b, a);
+    return;
+  }
+  // The repair names the claim as journaled when it was prepared, not as this call spells it.
   events::ClaimPrepareRequested repair;
   repair.set_allocation_id(a.id);
-  *repair.mutable_claim() = c.claim;
-  *repair.mutable_devices() = {c.devices.begin(), c.devices.end()};
+  repair.mutable_claim()->set_uid(a.claim->uid);
+  repair.mutable_claim()->set_namespace_(a.claim->namespace_name);
+  repair.mutable_claim()->set_name(a.claim->name);
+  for (std::size_t i = 0; i < a.devices.size(); ++i) {
+    auto* device = repair.add_devices();
+    device->set_request(a.claim->requests[i]);
+    device->set_bdf(a.devices[i]);
+  }
   if (a.partition) {
     repair.set_has_partition(true);
     repair.set_partition_id(*a.partition);

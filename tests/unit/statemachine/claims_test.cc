@@ -142,6 +142,29 @@ TEST_F(ClaimsTest, ALostPartitionIsReactivatedByTheRepeatedPrepareOnce) {
   EXPECT_EQ(d.journal.size(), after) << "a third prepare must not activate again";
 }
 
+// kubelet repeats Prepare while the repair's activation is still in flight: refused until it
+// lands, with no second repair journaled and no second activation.
+TEST_F(ClaimsTest, ARepairIsJournaledOnceWhilePreparesRepeat) {
+  PrepareClaim c = Claim("uid-1", "vm-a", Modules(node, {1, 2, 3, 4}));
+  Prepare(c);
+  events::Event lost;
+  lost.set_time_unix_micros(d.now);
+  lost.mutable_drift_detected()->set_partition_id(1);
+  lost.mutable_drift_detected()->set_kind(events::DriftDetected::KIND_ACTIVE_IN_JOURNAL_ONLY);
+  d.Commit({lost});
+  c.claim.set_name("spelled-otherwise");  // the journal keeps the name it was prepared under
+  const Decision first = d.Run(c);
+  ASSERT_EQ(first.effects.size(), 1u);
+  EXPECT_EQ(d.journal[d.journal.size() - 2].claim_prepare_requested().claim().name(), "vm-a");
+  const std::size_t mark = d.journal.size();
+  const Decision again = d.Run(c);
+  EXPECT_THAT(again.refusal, HasSubstr("has a pending activate"));
+  EXPECT_THAT(again.effects, IsEmpty());
+  EXPECT_EQ(d.journal.size(), mark);
+  d.Run(OutcomeOf(first.effects[0], ++d.now, {}));
+  EXPECT_EQ(Progress("uid-1"), ClaimProgress::kWriteFiles);
+}
+
 TEST_F(ClaimsTest, AClaimCountsAsHeldWhenFabricManagerLosesItsPartition) {
   Prepare(Claim("uid-1", "vm-a", Modules(node, {1, 2, 3, 4})));
   ObserveFabricState f;
