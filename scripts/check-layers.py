@@ -60,12 +60,20 @@ LAYERS = {
     "plugin/dra": (["common", "statemachine", "adapters/host"],
                    "DRA mode (SPEC 11): the ResourceSlice and a claim's files from facts, the "
                    "files written through adapters/host"),
+    "plugin/dra_mode": (["common", "statemachine", "engine", "adapters/host",
+                         "adapters/apiserver", "adapters/kubelet_naming", "adapters/mapping",
+                         "adapters/fm", "adapters/kubelet", "plugin/core", "plugin/dra",
+                         "plugin/serve_config.h", "plugin/core/core_observer.h"],
+                        "DRA mode's jobs (SPEC 11): Prepare/Unprepare through the core's "
+                        "saga, the slice publisher and claim reconciliation, the API server "
+                        "behind one interface (KubeApi)"),
     "plugin/metrics": (["common", "plugin/core/core_observer.h"],
                        "SPEC 8.1 metrics and probes: observe the core through CoreObserver only"),
     "plugin": (["common", "statemachine", "engine", "adapters/host", "adapters/mapping",
                 "adapters/fm",
-                "adapters/kubelet", "plugin/core", "plugin/rpc", "plugin/labels",
-                "plugin/metrics", "plugin/serve_config.h"],
+                "adapters/kubelet", "adapters/apiserver", "plugin/core", "plugin/rpc",
+                "plugin/labels", "plugin/metrics", "plugin/dra", "plugin/dra_mode",
+                "plugin/serve_config.h"],
                "the wiring: BuildCore and the serve loop connect every plugin part"),
     "cli": (["common", "statemachine", "journal_text", "store", "engine", "process",
              "adapters/host", "adapters/mapping", "adapters/nvidia_smi", "adapters/fm", "plugin",

@@ -119,6 +119,19 @@ class PluginCore {
 
   engine::Engine& engine() { return *engine_; }
   FabricPort* fabric() { return fabric_.get(); }
+  const ServeConfig& config() const { return config_; }
+  sm::Micros Now() const { return clock_(); }
+  // Wakes whoever waits on the device view (the DRA slice publisher) after a change.
+  void NoteChange() { changes_.Bump(); }
+
+  // DRA mode's claim flows (plugin/dra_mode): runs `work(sagas, fabric_sync)` under the lock that
+  // serialises every journal-changing operation, so a claim's saga, its files and their record
+  // never interleave with reconciliation, health or FM sync.
+  template <typename Work>
+  auto Exclusive(Work&& work) {
+    std::lock_guard lock(operation_mu_);
+    return work(sagas_, fabric_sync_);
+  }
 
   // Who watches the core (the SPEC §8.1 metrics): set once before serving; null when
   // --metrics-address is off.

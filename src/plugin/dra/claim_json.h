@@ -22,10 +22,10 @@ struct ClaimExpectation {
 // Why a claim cannot be prepared here; reconciliation unprepares for the first three only.
 enum class ClaimProblem {
   kNone,
-  kUidDiffers,       // the name now holds another claim
-  kNotAllocated,     // no status.allocation, or no result of our driver
-  kOtherDevices,     // a result of our driver names another pool or a device we do not have
-  kMalformed,        // not a ResourceClaim we can read
+  kUidDiffers,    // the name now holds another claim
+  kNotAllocated,  // no status.allocation, or no result of our driver
+  kOtherDevices,  // a result of our driver names another pool or a device we do not have
+  kMalformed,     // not a ResourceClaim we can read
 };
 
 struct ClaimDeviceResult {

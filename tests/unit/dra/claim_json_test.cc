@@ -10,12 +10,15 @@ namespace {
 using Json = nlohmann::json;
 
 ClaimExpectation Want() {
-  return {"u-1", "gpu-fabric-plugin.io", "node-a",
+  return {"u-1",
+          "gpu-fabric-plugin.io",
+          "node-a",
           {{"gpu-0000-1b-00-0", "0000:1b:00.0"}, {"gpu-0000-43-00-0", "0000:43:00.0"}}};
 }
 
 Json Result(const std::string& request, const std::string& device,
-            const std::string& pool = "node-a", const std::string& driver = "gpu-fabric-plugin.io") {
+            const std::string& pool = "node-a",
+            const std::string& driver = "gpu-fabric-plugin.io") {
   return {{"request", request}, {"driver", driver}, {"pool", pool}, {"device", device}};
 }
 

@@ -1,0 +1,70 @@
+// NodePrepareResources and NodeUnprepareResources for one claim (SPEC §11), journal first:
+//   Prepare:   GET the claim (the one API call) -> ReadClaim -> PrepareClaim (the partition
+//              saga, shared with Allocate) -> write the CDI and metadata files -> RecordClaimFiles
+//              -> answer. A claim the journal already holds is never fetched again: its repeated
+//              Prepare re-checks the partition and the files and repairs them, journal first.
+//   Unprepare: UnprepareClaim (deactivate) -> remove the files -> RecordClaimFilesRemoved.
+// Each step reads where the claim stands from the state (sm::ClaimProgressOf), so a Prepare or
+// Unprepare that a crash cut short is finished by the next call, whichever step it stopped at.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plugin/core/plugin_core.h"
+#include "plugin/dra_mode/dra_settings.h"
+#include "plugin/dra_mode/kube_api.h"
+
+namespace gfp::plugin::dra_mode {
+
+struct ClaimKey {
+  std::string uid;
+  std::string namespace_name;
+  std::string name;
+};
+
+// One device of the answer (kubelet's dra/v1 Device).
+struct PreparedDevice {
+  std::string request;
+  std::string pool;
+  std::string device_name;
+  std::vector<std::string> cdi_device_ids;
+};
+
+struct PrepareOutcome {
+  std::vector<PreparedDevice> devices;
+  std::string error;  // empty when prepared
+};
+
+class ClaimPreparer {
+ public:
+  ClaimPreparer(core::PluginCore& core, KubeApi& api, DraSettings settings);
+
+  PrepareOutcome Prepare(const ClaimKey& claim);
+
+  // An unknown or already unprepared uid is no error. Returns the error text, empty when done.
+  std::string Unprepare(const std::string& uid,
+                        events::ClaimUnprepareRequested::Reason reason =
+                            events::ClaimUnprepareRequested::REASON_KUBELET,
+                        const std::string& detail = {});
+
+  const DraSettings& settings() const { return settings_; }
+
+ private:
+  // The command for a claim the journal does not hold yet: its one GET; or the error text.
+  Result<sm::PrepareClaim> NewClaimCommand(const ClaimKey& claim);
+  // The command for a claim the journal holds: from the journal, with whether its files are
+  // all in place; std::nullopt when it holds none.
+  std::optional<sm::PrepareClaim> RepeatedClaimCommand(const ClaimKey& claim);
+  // Runs the saga (once more after FM_ST_IN_USE, as Allocate does), then writes the files.
+  PrepareOutcome RunPrepare(sm::PrepareClaim command);
+  Status WriteFilesAndRecord(const std::string& uid);
+  Status RemoveFilesAndRecord(const std::string& uid);
+  PrepareOutcome Answer(const std::string& uid);
+
+  core::PluginCore& core_;
+  KubeApi& api_;
+  const DraSettings settings_;
+};
+
+}  // namespace gfp::plugin::dra_mode
