@@ -9,112 +9,15 @@
 #include <fstream>
 
 #include "plugin/dra/resource_slice.h"
-#include "sim/world/deterministic_world.h"
 #include "statemachine/claims.h"
-#include "tests/common/temp_dir.h"
+#include "tests/unit/dra_mode/dra_world.h"
 
 namespace gfp::plugin::dra_mode {
 namespace {
 
 using Json = nlohmann::json;
 
-class ScriptedApi : public KubeApi {
- public:
-  std::map<std::string, Json> claims;  // "ns/name" -> object
-  bool unreachable = false;
-  int claim_gets = 0;
-
-  Result<std::optional<Json>> GetClaim(const std::string& ns, const std::string& name) override {
-    ++claim_gets;
-    if (unreachable) return Unavailable("connection refused");
-    auto it = claims.find(ns + "/" + name);
-    if (it == claims.end()) return std::optional<Json>();
-    return std::optional<Json>(it->second);
-  }
-  Result<std::string> GetNodeUid(const std::string&) override { return std::string("node-uid"); }
-  Result<SliceList> ListSlices(const std::string&, const std::string&) override {
-    return SliceList{};
-  }
-  Result<Json> CreateSlice(const Json& s) override { return s; }
-  Result<Json> UpdateSlice(const Json& s) override { return s; }
-  Status DeleteSlice(const std::string&) override { return Status::Ok(); }
-};
-
-class ClaimPreparerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    simworld::DeterministicOptions options;
-    options.dir = dir_.path() / "world";
-    std::filesystem::create_directories(options.dir);
-    options.check_invariants_after_execute = true;
-    auto world = simworld::DeterministicWorld::Create(options);
-    ASSERT_TRUE(world.ok()) << world.status().message();
-    world_ = std::move(world).value();
-    ASSERT_TRUE(world_->StartPlugin().ok());
-    settings_.node = "node-a";
-    settings_.dirs = {dir_.path() / "cdi", dir_.path() / "plugins" / settings_.driver};
-    settings_.dev_root = world_->config().dev_root;
-    preparer_ = std::make_unique<ClaimPreparer>(world_->core(), api_, settings_);
-  }
-
-  // The BDFs of FM's partition `id`, from the node as built (the judge's view).
-  std::vector<std::string> GpusOf(std::uint32_t id) const {
-    const auto modules = world_->FmPartitionModules(id);
-    std::vector<std::string> out;
-    for (const auto& gpu : world_->node().gpus) {
-      if (modules.count(gpu.module_id)) out.push_back(gpu.bdf);
-    }
-    return out;
-  }
-
-  // The first partition of FM's table with `size` GPUs.
-  std::uint32_t PartitionOfSize(std::size_t size) const {
-    for (std::uint32_t id = 0; id < 64; ++id) {
-      if (world_->FmPartitionModules(id).size() == size) return id;
-    }
-    ADD_FAILURE() << "no partition of size " << size;
-    return 0;
-  }
-
-  Json Claim(const std::string& uid, const std::vector<std::string>& bdfs,
-             const std::string& name = "vm-a-gpus") {
-    Json results = Json::array();
-    for (std::size_t i = 0; i < bdfs.size(); ++i) {
-      results.push_back({{"request", "gpu" + std::to_string(i)},
-                         {"driver", settings_.driver},
-                         {"pool", "node-a"},
-                         {"device", dra::DeviceName(bdfs[i])}});
-    }
-    return {{"metadata", {{"namespace", "vms"}, {"name", name}, {"uid", uid}}},
-            {"status",
-             {{"allocation", {{"devices", {{"results", results}}}}},
-              {"reservedFor", Json::array({{{"resource", "pods"}, {"name", "launcher"}}})}}}};
-  }
-
-  std::vector<std::uint32_t> FmActive() {
-    auto active = world_->fm().ActivePartitions();
-    EXPECT_TRUE(active.ok());
-    return active.ok() ? *active : std::vector<std::uint32_t>{};
-  }
-
-  int FmActivations() {
-    auto log = world_->fm().CallLog();
-    EXPECT_TRUE(log.ok());
-    return static_cast<int>(std::count_if(log->begin(), log->end(), [](const auto& c) {
-      return c.function == "fmActivateFabricPartition";
-    }));
-  }
-
-  std::filesystem::path CdiSpec(const std::string& uid) const {
-    return settings_.dirs.cdi_dir / (settings_.driver + "_" + uid + ".json");
-  }
-
-  gfp::testing::TempDir dir_;
-  std::unique_ptr<simworld::DeterministicWorld> world_;
-  ScriptedApi api_;
-  DraSettings settings_;
-  std::unique_ptr<ClaimPreparer> preparer_;
-};
+using ClaimPreparerTest = DraWorldTest;
 
 TEST_F(ClaimPreparerTest, FirstPrepareActivatesWritesFilesAndAnswersWithOneGet) {
   const std::uint32_t id = PartitionOfSize(4);

@@ -1,0 +1,49 @@
+// Start-up and periodic reconciliation of prepared claims against the API server (SPEC §11
+// "Restart and reconciliation"): kubelet's own Unprepare can be lost with its checkpoint, so each
+// prepared claim is fetched, and one that is gone, has another uid, or no longer names the GPUs
+// it was prepared with is unprepared (journaled with that reason) once it has stayed so for the
+// release grace. Only a definite answer counts: an unreachable or refusing API server, or an
+// answer that cannot be read, unprepares nothing and restarts no clock.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+
+#include "plugin/dra_mode/claim_preparer.h"
+
+namespace gfp::plugin::dra_mode {
+
+struct ClaimReconcileResult {
+  int checked = 0;
+  int unreachable = 0;  // no definite answer
+  int waiting = 0;      // found gone or changed, still within the grace
+  int unprepared = 0;
+  int failed = 0;  // an unprepare that did not finish (FM refused, a file could not go)
+};
+
+class ClaimReconciler {
+ public:
+  ClaimReconciler(core::PluginCore& core, KubeApi& api, ClaimPreparer& preparer,
+                  std::chrono::milliseconds grace);
+
+  ClaimReconcileResult Reconcile();
+
+ private:
+  struct Verdict {
+    events::ClaimUnprepareRequested::Reason reason;
+    std::string detail;
+  };
+  // Why the claim is no longer this node's to keep prepared; std::nullopt while it is, or
+  // when the API server gave no definite answer (`definite` false).
+  std::optional<Verdict> Judge(const sm::Claim& claim, const std::vector<sm::Bdf>& devices,
+                               bool& definite);
+
+  core::PluginCore& core_;
+  KubeApi& api_;
+  ClaimPreparer& preparer_;
+  const std::chrono::milliseconds grace_;
+  std::map<std::string, sm::Micros> bad_since_;  // claim uid -> first seen gone or changed
+};
+
+}  // namespace gfp::plugin::dra_mode
