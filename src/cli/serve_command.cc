@@ -11,6 +11,8 @@
 #include "cli/flag_values.h"
 #include "cli/log_setup.h"
 #include "cli/serve_preflight.h"
+#include "common/k8s_names.h"
+#include "common/text_escape.h"
 #include "plugin/metrics/metrics_address.h"
 #include "plugin/service.h"
 
@@ -47,11 +49,49 @@ struct RawServeFlags {
   std::string node_labels_file;
   std::string log_format = "text";
   std::string metrics_address;
+  std::string mode = "device-plugin";
+  std::string node_name;
+  std::string kubeconfig;
+  std::string dra_driver_name = "gpu-fabric-plugin.io";
+  std::string kubelet_registry_dir = "/var/lib/kubelet/plugins_registry";
+  std::string kubelet_plugins_dir = "/var/lib/kubelet/plugins";
+  std::string cdi_dir = "/var/run/cdi";
 };
 
 // Beyond these a value is a typo, and large ones used to overflow into nonsense (issue 8).
 constexpr std::chrono::milliseconds kMaxReconcileInterval = std::chrono::hours(24);
 constexpr std::chrono::milliseconds kMaxReleaseGrace = std::chrono::hours(24 * 30);
+
+// SPEC §11: the DRA flags; their names end up in socket paths, API paths and file names.
+Status ToDraConfig(const RawServeFlags& raw, plugin::ServeConfig& c) {
+  if (raw.mode != "device-plugin" && raw.mode != "dra") {
+    return InvalidArgument("--mode=" + EscapeAndTruncate(raw.mode, 64) +
+                           " is not a mode: device-plugin or dra");
+  }
+  c.dra_mode = raw.mode == "dra";
+  c.kubeconfig = raw.kubeconfig;
+  c.dra_driver_name = raw.dra_driver_name;
+  c.kubelet_registry_dir = raw.kubelet_registry_dir;
+  c.kubelet_plugins_dir = raw.kubelet_plugins_dir;
+  c.cdi_dir = raw.cdi_dir;
+  if (!c.dra_mode) return Status::Ok();
+  if (c.node_name.empty()) {
+    return InvalidArgument(
+        "--mode=dra needs --node-name (or NODE_NAME): the node's name is its "
+        "ResourceSlice pool");
+  }
+  if (std::string p = DnsSubdomainProblem(c.node_name); !p.empty()) {
+    return InvalidArgument("--node-name=" + EscapeAndTruncate(c.node_name, 300) +
+                           " is not a Kubernetes node name: it " + p);
+  }
+  if (std::string p = DnsSubdomainProblem(c.dra_driver_name, 63); !p.empty()) {
+    return InvalidArgument("--dra-driver-name=" + EscapeAndTruncate(c.dra_driver_name, 300) +
+                           " is not a DRA driver name (a DNS subdomain of at most 63 "
+                           "characters): it " +
+                           p);
+  }
+  return Status::Ok();
+}
 
 Result<plugin::ServeConfig> ToConfig(const RawServeFlags& raw) {
   plugin::ServeConfig c;
@@ -81,7 +121,8 @@ Result<plugin::ServeConfig> ToConfig(const RawServeFlags& raw) {
     GFP_RETURN_IF_ERROR(plugin::metrics::ParseMetricsAddress(raw.metrics_address).status());
     c.metrics_address = raw.metrics_address;
   }
-  if (const char* node = std::getenv("NODE_NAME")) c.node_name = node;
+  c.node_name = raw.node_name;
+  GFP_RETURN_IF_ERROR(ToDraConfig(raw, c));
   return c;
 }
 
@@ -127,6 +168,33 @@ int Serve(const RawServeFlags& raw, const std::vector<const CLI::Option*>& optio
   }
   spdlog::info("stopped cleanly");
   return 0;
+}
+
+// SPEC §2.1's flags of DRA mode (§11).
+void AddDraFlags(CLI::App& serve, RawServeFlags& raw) {
+  serve
+      .add_option("--mode", raw.mode,
+                  "device-plugin, or dra (a DRA kubelet plugin publishing ResourceSlices); one "
+                  "node runs one mode")
+      ->envname("GPU_FABRIC_MODE");
+  serve
+      .add_option("--node-name", raw.node_name,
+                  "the Kubernetes node this runs on; required with --mode=dra")
+      ->envname("NODE_NAME");
+  serve
+      .add_option("--kubeconfig", raw.kubeconfig,
+                  "with --mode=dra: API server access (default: the pod's service account)")
+      ->envname("KUBECONFIG");
+  serve
+      .add_option("--dra-driver-name", raw.dra_driver_name,
+                  "with --mode=dra: the DRA driver name (a DNS subdomain of at most 63 characters)")
+      ->envname("GPU_FABRIC_DRA_DRIVER");
+  serve.add_option("--kubelet-registry-dir", raw.kubelet_registry_dir,
+                   "with --mode=dra: where <driver>-reg.sock (plugin registration) is served");
+  serve.add_option("--kubelet-plugins-dir", raw.kubelet_plugins_dir,
+                   "with --mode=dra: <dir>/<driver>/dra.sock and the device metadata files");
+  serve.add_option("--cdi-dir", raw.cdi_dir,
+                   "with --mode=dra: where the CDI spec files of prepared claims are written");
 }
 
 // serve's flags (SPEC §2.1), bound to `raw`.
@@ -177,6 +245,7 @@ void AddServeFlags(CLI::App& serve_app, RawServeFlags& raw_flags) {
       ->add_option("--metrics-address", raw->metrics_address,
                    "HOST:PORT or :PORT for /metrics, /healthz, /readyz (port 0: any free port)")
       ->envname("GPU_FABRIC_METRICS_ADDRESS");
+  AddDraFlags(*serve, *raw);
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 #include "adapters/fm/fabric_manager_client.h"
 #include "adapters/host/pci_ids.h"
 #include "adapters/mapping/module_mapping.h"
+#include "common/text_escape.h"
 #include "plugin/core/fm_library_port.h"
 #include "plugin/core/node_inventory.h"
+#include "statemachine/claims.h"
 
 namespace gfp::plugin {
 namespace {
@@ -51,12 +53,46 @@ Result<std::unique_ptr<core::FabricPort>> MakeFabricPort(const ServeConfig& conf
       std::make_unique<core::FmLibraryPort>(std::move(client)));
 }
 
+// SPEC §11, one mode per node: a start in one mode is refused while the journal holds live
+// allocations of the other (kubelet allocations in DRA mode, claims in device-plugin mode, or a
+// claim still being unprepared), naming them.
+Status CheckOneModePerNode(const engine::Engine& engine, bool dra_mode) {
+  const std::string others = engine.Read([&](const sm::State& s) {
+    std::string text;
+    int count = 0;
+    auto add = [&](const std::string& item) {
+      if (++count <= 8) text += (text.empty() ? "" : ", ") + item;
+    };
+    for (const auto& [id, a] : s.allocations) {
+      const bool live = a.status == sm::AllocationStatus::kRequested ||
+                        a.status == sm::AllocationStatus::kGranted ||
+                        a.status == sm::AllocationStatus::kBound;
+      if (!live || a.claim.has_value() == dra_mode) continue;
+      add(a.claim ? "claim " + sm::ClaimText(*a.claim) : id + " (" + a.resource + ")");
+    }
+    if (!dra_mode) {
+      for (const auto& [uid, c] : s.unpreparing_claims) add("claim " + sm::ClaimText(c.claim));
+    }
+    if (count > 8) text += " and " + std::to_string(count - 8) + " more";
+    return text;
+  });
+  if (others.empty()) return Status::Ok();
+  return FailedPrecondition(
+      std::string("a node runs one mode (SPEC §11), and the journal still holds live ") +
+      (dra_mode ? "device-plugin allocations " : "DRA claims ") + EscapeControl(others) +
+      (dra_mode ? "; stop their VMs and let the release grace free them in device-plugin mode "
+                  "before starting with --mode=dra"
+                : "; delete their VMs and let kubelet unprepare them in DRA mode before starting "
+                  "in device-plugin mode"));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<core::PluginCore>> BuildCore(const ServeConfig& config,
                                                     const std::string& version, core::Clock clock,
                                                     const CoreOverrides& overrides) {
   GFP_ASSIGN_OR_RETURN(auto engine, OpenJournal(config, overrides.engine));
+  GFP_RETURN_IF_ERROR(CheckOneModePerNode(*engine, config.dra_mode));
   GFP_ASSIGN_OR_RETURN(adapters::host::PciIds names, LoadNames(config));
   GFP_ASSIGN_OR_RETURN(core::NodeInventory inventory,
                        core::ScanNode(config.sysfs_root, config.dev_root, names));

@@ -30,7 +30,15 @@ struct ServeConfig {
   std::chrono::milliseconds fm_call_deadline{4000};  // PreStart makes up to 4 calls: < 30 s
   std::chrono::milliseconds health_recheck_interval{10000};
   std::chrono::milliseconds kubelet_check_interval{500};
-  std::string node_name;
+  std::string node_name;  // --node-name [NODE_NAME]; required with --mode=dra
+
+  // SPEC §11: DRA mode instead of the device plugin (one mode per node).
+  bool dra_mode = false;             // --mode=dra
+  std::filesystem::path kubeconfig;  // empty: the pod's service account
+  std::string dra_driver_name = "gpu-fabric-plugin.io";
+  std::filesystem::path kubelet_registry_dir = "/var/lib/kubelet/plugins_registry";
+  std::filesystem::path kubelet_plugins_dir = "/var/lib/kubelet/plugins";
+  std::filesystem::path cdi_dir = "/var/run/cdi";
 };
 
 }  // namespace gfp::plugin

@@ -1,24 +1,16 @@
 #include "plugin/dra/claim_json.h"
 
 #include "common/text_escape.h"
+#include "plugin/dra/json_fields.h"
 
 namespace gfp::plugin::dra {
 namespace {
 
 using Json = nlohmann::json;
 
-// A string member, or "" when absent or not a string (a claim is outside input).
-std::string Text(const Json& object, const char* key) {
-  if (!object.is_object()) return {};
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+std::string Text(const Json& object, const char* key) { return StringAt(object, {key}); }
 
-const Json* Member(const Json& object, const char* key) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
+const Json* Member(const Json& object, const char* key) { return FieldAt(object, {key}); }
 
 std::string Quoted(const std::string& text) { return "\"" + EscapeAndTruncate(text, 128) + "\""; }
 

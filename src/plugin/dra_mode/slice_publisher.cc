@@ -5,40 +5,28 @@
 #include <algorithm>
 
 #include "adapters/host/pcie_root.h"
+#include "plugin/dra/json_fields.h"
 
 namespace gfp::plugin::dra_mode {
 namespace {
 
 using Json = nlohmann::json;
 
-std::string NameOf(const Json& slice) {
-  const Json& name = slice["metadata"]["name"];
-  return name.is_string() ? name.get<std::string>() : std::string();
-}
+std::string NameOf(const Json& slice) { return dra::StringAt(slice, {"metadata", "name"}); }
 
 std::int64_t GenerationOf(const Json& slice) {
-  const Json* g = &slice;
-  for (const char* key : {"spec", "pool", "generation"}) {
-    if (!g->is_object() || !g->contains(key)) return 0;
-    g = &(*g)[key];
-  }
-  return g->is_number_integer() ? g->get<std::int64_t>() : 0;
+  return dra::IntAt(slice, {"spec", "pool", "generation"});
 }
 
-// The devices as they stand in the API server, canonical as ours are; null when unreadable.
-std::string DevicesShaOf(const Json& slice) {
-  if (!slice.contains("spec") || !slice["spec"].is_object()) return {};
-  auto it = slice["spec"].find("devices");
-  return it == slice["spec"].end() ? std::string() : dra::DevicesSha256(*it);
-}
-
-// Whether the slice is exactly ours as published: devices, and a pool that says one slice.
+// Whether the slice is exactly ours as published: its devices (canonical, as ours are), and a
+// pool of this node that says one slice.
 bool UpToDate(const Json& slice, const std::string& devices_sha, const DraSettings& settings) {
-  const Json spec = slice.value("spec", Json::object());
-  const Json pool = spec.value("pool", Json::object());
-  return DevicesShaOf(slice) == devices_sha && spec.value("nodeName", "") == settings.node &&
-         spec.value("driver", "") == settings.driver && pool.value("name", "") == settings.node &&
-         pool.value("resourceSliceCount", 0) == 1;
+  const Json* devices = dra::FieldAt(slice, {"spec", "devices"});
+  return devices && dra::DevicesSha256(*devices) == devices_sha &&
+         dra::StringAt(slice, {"spec", "nodeName"}) == settings.node &&
+         dra::StringAt(slice, {"spec", "driver"}) == settings.driver &&
+         dra::StringAt(slice, {"spec", "pool", "name"}) == settings.node &&
+         dra::IntAt(slice, {"spec", "pool", "resourceSliceCount"}) == 1;
 }
 
 }  // namespace
@@ -117,7 +105,7 @@ Result<PublishResult> SlicePublisher::Write(const std::vector<Json>& ours, const
     if (keep) {
       slice["metadata"].erase("generateName");
       slice["metadata"]["name"] = NameOf(*keep);
-      slice["metadata"]["resourceVersion"] = (*keep)["metadata"].value("resourceVersion", "");
+      slice["metadata"]["resourceVersion"] = dra::StringAt(*keep, {"metadata", "resourceVersion"});
       GFP_ASSIGN_OR_RETURN(written, api_.UpdateSlice(slice));
     } else {
       GFP_ASSIGN_OR_RETURN(written, api_.CreateSlice(slice));
