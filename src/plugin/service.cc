@@ -1,9 +1,6 @@
 #include "plugin/service.h"
 
-#include <poll.h>
 #include <spdlog/spdlog.h>
-#include <sys/inotify.h>
-#include <unistd.h>
 
 #include "adapters/kubelet/grpc_lifetime.h"
 #include "plugin/build_core.h"
@@ -18,38 +15,6 @@ using Steady = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kLoopTick{100};
 constexpr std::chrono::milliseconds kRegisterDeadline{5000};
 constexpr std::chrono::milliseconds kMaxRegisterBackoff{5000};
-// Journal (issue 8): checkpoint the -wal into the main file once appends paused this long.
-constexpr std::chrono::seconds kCheckpointWhenIdleFor{2};
-
-// Watches <dev-root>/vfio for group nodes appearing or disappearing; -1 when not watchable.
-int WatchVfioDir(const std::filesystem::path& dev_root) {
-  const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (fd < 0) return -1;
-  const auto dir = dev_root / "vfio";
-  if (::inotify_add_watch(fd, dir.c_str(),
-                          IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB) < 0) {
-    spdlog::warn("cannot watch {} for VFIO group changes; relying on periodic checks",
-                 dir.string());
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// Waits up to `timeout` for inotify events; true when some arrived (they are drained).
-bool WaitForVfioEvents(int fd, std::chrono::milliseconds timeout) {
-  if (fd < 0) {
-    std::this_thread::sleep_for(timeout);
-    return false;
-  }
-  pollfd p{fd, POLLIN, 0};
-  if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return false;
-  char buffer[4096];
-  while (::read(fd, buffer, sizeof buffer) > 0) {
-  }
-  return true;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Service>> Service::Create(ServeConfig config, const std::string& version,
@@ -144,19 +109,6 @@ void Service::ReconcileOnce() {
   }
 }
 
-void Service::CheckpointIfIdle() {
-  // Retried every loop turn while it fails (a full disk): say so once per change, not per turn.
-  Status status = core_->engine().journal().CheckpointIfIdle(kCheckpointWhenIdleFor);
-  std::string problem = status.ok() ? std::string() : status.message();
-  if (problem == checkpoint_problem_) return;
-  if (problem.empty()) {
-    spdlog::info("journal checkpoint works again");
-  } else {
-    spdlog::warn("{} (retrying while idle)", problem);
-  }
-  checkpoint_problem_ = std::move(problem);
-}
-
 void Service::UpdateNodeLabels() {
   if (!node_labels_) return;
   node_labels_->Update(core_->engine().Read(sm::FreePartitionsBySize), Steady::now());
@@ -179,7 +131,7 @@ Status Service::Run(const std::atomic<bool>& stop) {
   }
   next_register_ = Steady::now();
   core_->engine().StartBackgroundVerification();  // journal: full chain check, logs its result
-  const int vfio_watch = WatchVfioDir(config_.dev_root);
+  VfioWatch vfio_watch(config_.dev_root);
   auto next_health = Steady::now() + config_.health_recheck_interval;
   auto next_reconcile = Steady::now() + config_.reconcile_interval;
   auto next_kubelet_check = Steady::now();
@@ -202,19 +154,18 @@ Status Service::Run(const std::atomic<bool>& stop) {
       next_reconcile = now + config_.reconcile_interval;
       ReconcileOnce();
     }
-    const bool vfio_changed = WaitForVfioEvents(vfio_watch, kLoopTick);
+    const bool vfio_changed = vfio_watch.Wait(kLoopTick);
     if (vfio_changed || Steady::now() >= next_health) {
       next_health = Steady::now() + config_.health_recheck_interval;
       core_->CheckHealth();
     }
     // Journal: keep the history in the main file, not only in the -wal.
-    CheckpointIfIdle();
+    checkpointer_.Turn(core_->engine());
     UpdateNodeLabels();
     if (metrics_) metrics_->LoopTurned(*core_, servers_);  // metrics: gauges, probes
   }
   spdlog::info("stopping: active partitions are left as they are");
   core_->engine().StopBackgroundVerification();  // journal
-  if (vfio_watch >= 0) ::close(vfio_watch);
   for (auto& server : servers_) server->Stop();
   // The snapshot only shortens the next start's replay: the journal is intact without it, but
   // the failure (a full disk, most often) is reported, not hidden behind "stopped cleanly".

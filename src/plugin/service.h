@@ -10,6 +10,7 @@
 #include "common/status.h"
 #include "plugin/core/plugin_core.h"
 #include "plugin/labels/node_labels_file.h"
+#include "plugin/loop_chores.h"
 #include "plugin/rpc/resource_server.h"
 #include "plugin/serve_config.h"
 #include "plugin/serve_metrics.h"
@@ -36,8 +37,6 @@ class Service {
   void RestartServers(const std::string& reason);
   void RegisterPending();
   void ReconcileOnce();
-  // Moves the journal's -wal into its main file after a pause in appends.
-  void CheckpointIfIdle();
   // SPEC §8.2: rewrites --node-labels-file when a free-partition count changed (a state read).
   void UpdateNodeLabels();
 
@@ -49,7 +48,7 @@ class Service {
   std::optional<rpc::FileIdentity> kubelet_socket_;
   std::chrono::steady_clock::time_point next_register_;
   std::chrono::milliseconds register_backoff_{250};
-  std::string checkpoint_problem_;  // the last checkpoint failure logged, empty while it works
+  IdleCheckpointer checkpointer_;
   std::optional<labels::NodeLabelsFile> node_labels_;  // with --node-labels-file
 };
 
