@@ -14,6 +14,7 @@
 #include "common/k8s_names.h"
 #include "common/text_escape.h"
 #include "plugin/metrics/metrics_address.h"
+#include "plugin/dra_service.h"
 #include "plugin/service.h"
 
 namespace gfp::cli {
@@ -146,17 +147,10 @@ Result<plugin::ServeConfig> CheckedConfig(const RawServeFlags& raw,
   return config;
 }
 
-int Serve(const RawServeFlags& raw, const std::vector<const CLI::Option*>& options) {
-  // The log format first: every later line, start-up errors too, is in it.
-  if (auto format = ParseLogFormat(raw.log_format); format.ok()) UseLogFormat(*format);
-  auto config = CheckedConfig(raw, options);
-  if (!config.ok()) {
-    ReportStartupError(config.status().message());
-    return 2;
-  }
-  spdlog::set_level(spdlog::level::from_str(config->log_level));
-  InstallSignalHandlers();
-  auto service = plugin::Service::Create(*config, GFP_VERSION);
+// Creates and runs one mode's service: a failure to start or a failed stop is exit 1.
+template <typename ModeService>
+int RunService(const plugin::ServeConfig& config) {
+  auto service = ModeService::Create(config, GFP_VERSION);
   if (!service.ok()) {
     spdlog::critical("cannot start: {}", service.status().message());
     return 1;
@@ -168,6 +162,20 @@ int Serve(const RawServeFlags& raw, const std::vector<const CLI::Option*>& optio
   }
   spdlog::info("stopped cleanly");
   return 0;
+}
+
+int Serve(const RawServeFlags& raw, const std::vector<const CLI::Option*>& options) {
+  // The log format first: every later line, start-up errors too, is in it.
+  if (auto format = ParseLogFormat(raw.log_format); format.ok()) UseLogFormat(*format);
+  auto config = CheckedConfig(raw, options);
+  if (!config.ok()) {
+    ReportStartupError(config.status().message());
+    return 2;
+  }
+  spdlog::set_level(spdlog::level::from_str(config->log_level));
+  InstallSignalHandlers();
+  if (config->dra_mode) return RunService<plugin::DraService>(*config);
+  return RunService<plugin::Service>(*config);
 }
 
 // SPEC §2.1's flags of DRA mode (§11).
