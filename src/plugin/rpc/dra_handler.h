@@ -1,7 +1,8 @@
 // What the DRA kubelet plugin's gRPC side (dra_plugin_service.h, dra_registration_service.h) asks
 // of the plugin: prepare and unprepare one claim, hear kubelet's registration answer. The claims
 // logic implements it elsewhere; this side only checks the wire input and shapes the answers.
-// No gRPC here.
+// No gRPC here. Called on gRPC's threads: the claims of one call arrive one after the other, but
+// two kubelet calls (two pods) may be in the handler at once.
 #pragma once
 
 #include <string>
