@@ -1,7 +1,6 @@
 #include "plugin/rpc/resource_server.h"
 
 #include <grpcpp/create_channel.h>
-#include <grpcpp/server_builder.h>
 #include <spdlog/spdlog.h>
 
 #include "adapters/kubelet/grpc_status.h"
@@ -12,48 +11,22 @@ namespace gfp::plugin::rpc {
 ResourceServer::ResourceServer(core::PluginCore& core,
                                adapters::kubelet_naming::ResourceNaming naming,
                                std::filesystem::path device_plugin_dir)
-    : core_(core), naming_(std::move(naming)), dir_(std::move(device_plugin_dir)) {}
+    : core_(core),
+      naming_(std::move(naming)),
+      dir_(std::move(device_plugin_dir)),
+      socket_(naming_.resource_name, dir_ / naming_.socket_name) {}
 
 ResourceServer::~ResourceServer() { Stop(); }
 
 Status ResourceServer::Serve() {
-  if (server_) return Status::Ok();
-  const auto path = socket_path();
-  GFP_RETURN_IF_ERROR(CheckSocketPathFree(path));
-  // gRPC unlinks the path it binds (before binding and at shutdown): give it a private name and
-  // move the socket onto our path only once nothing live answers there (socket_guard.h).
-  const auto bound = TemporarySocketPath(dir_);
+  if (socket_.serving()) return Status::Ok();
   service_ = std::make_unique<DevicePluginService>(core_, naming_.resource_name);
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + bound.string(), grpc::InsecureServerCredentials());
-  builder.RegisterService(service_.get());
-  server_ = builder.BuildAndStart();
-  if (!server_) {
+  if (Status served = socket_.Serve({service_.get()}); !served.ok()) {
+    service_->Shutdown();
     service_.reset();
-    return Unavailable("cannot serve on " + bound.string() + " (to be moved to " + path.string() +
-                       ")");
+    return served;
   }
-  if (Status installed = InstallSocket(bound, path); !installed.ok()) {
-    ShutdownServer();
-    std::error_code ignored;
-    std::filesystem::remove(bound, ignored);
-    return installed;
-  }
-  socket_identity_ = IdentityOf(path);
-  last_serve_failure_.clear();
-  spdlog::info("serving {} on {}", naming_.resource_name, path.string());
   return Status::Ok();
-}
-
-void ResourceServer::ReportServeFailure(const Status& status) {
-  const std::string text = "cannot serve " + naming_.resource_name + ": " + status.message() +
-                           " (retrying; the socket is never taken over)";
-  if (text == last_serve_failure_) {
-    spdlog::debug("{}", text);
-    return;
-  }
-  spdlog::error("{}", text);
-  last_serve_failure_ = text;
 }
 
 Status ResourceServer::Register(std::chrono::milliseconds deadline) {
@@ -76,30 +49,13 @@ Status ResourceServer::Register(std::chrono::milliseconds deadline) {
   return Status::Ok();
 }
 
-bool ResourceServer::SocketLost() const {
-  if (!server_) return false;
-  return IdentityOf(socket_path()) != socket_identity_;
-}
-
-void ResourceServer::ShutdownServer() {
-  service_->Shutdown();
-  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  server_->Wait();
-  server_.reset();
-  service_.reset();
-}
-
 void ResourceServer::Stop() {
-  if (!server_) return;
-  ShutdownServer();
+  if (!socket_.serving()) return;
+  // End the ListAndWatch streams first: the server's shutdown waits for calls in flight.
+  service_->Shutdown();
+  socket_.Stop();
+  service_.reset();
   registered_ = false;
-  // Remove the socket only if it is still the one we installed (kubelet may have replaced the
-  // directory's files, or another server may now answer there).
-  if (socket_identity_ && IdentityOf(socket_path()) == socket_identity_) {
-    std::error_code ignored;
-    std::filesystem::remove(socket_path(), ignored);
-  }
-  socket_identity_.reset();
 }
 
 }  // namespace gfp::plugin::rpc
