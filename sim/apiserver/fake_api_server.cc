@@ -1,0 +1,85 @@
+#include "sim/apiserver/fake_api_server.h"
+
+#include <civetweb.h>
+
+#include <mutex>
+
+namespace gfp::apisim {
+namespace {
+
+// What civetweb logged while starting on this thread: its start error alone says little.
+thread_local std::string t_start_log;
+
+int KeepLog(const mg_connection*, const char* message) {
+  if (t_start_log.size() < 1024)
+    t_start_log += std::string(t_start_log.empty() ? "" : "; ") + message;
+  return 1;  // civetweb prints nothing itself
+}
+
+void InitCivetwebOnce() {
+  static std::once_flag once;
+  // Loads OpenSSL into civetweb (it opens libssl itself) for every server after.
+  std::call_once(once, [] { mg_init_library(MG_FEATURES_SSL); });
+}
+
+}  // namespace
+
+Result<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(Options options) {
+  if (!(mg_check_feature(MG_FEATURES_SSL) & MG_FEATURES_SSL)) {
+    return Unavailable("fake API server: this civetweb was built without TLS");
+  }
+  InitCivetwebOnce();
+  std::unique_ptr<FakeApiServer> server(new FakeApiServer(std::move(options)));
+  server->token_ = server->options_.token;
+  const std::string threads = std::to_string(server->options_.threads);
+  const std::string bundle = server->options_.pki.server_bundle_file.string();
+  const std::string ca = server->options_.pki.ca_file.string();
+  std::vector<const char*> civet = {
+      "listening_ports",    "127.0.0.1:0s", "num_threads",          threads.c_str(),
+      "ssl_certificate",    bundle.c_str(), "ssl_protocol_version", "4",  // TLS 1.2 and later
+      "request_timeout_ms", "10000",        "enable_keep_alive",    "no"};
+  if (server->options_.accept_client_cert) {
+    // "optional": a certificate is asked for and checked against the CA, but not required.
+    civet.insert(civet.end(), {"ssl_verify_peer", "optional", "ssl_ca_file", ca.c_str()});
+  }
+  civet.push_back(nullptr);
+  mg_callbacks callbacks{};
+  callbacks.log_message = KeepLog;
+  mg_init_data init{&callbacks, server.get(), civet.data()};
+  char error_text[256] = "";
+  mg_error_data error{nullptr, error_text, sizeof error_text};
+  t_start_log.clear();
+  server->context_ = mg_start2(&init, &error);
+  if (!server->context_) {
+    return Unavailable("fake API server: cannot listen on 127.0.0.1 over TLS: " +
+                       (t_start_log.empty() ? std::string(error_text) : t_start_log));
+  }
+  mg_set_request_handler(server->context_, "/", &FakeApiServer::Handle, server.get());
+  mg_server_port bound[2]{};
+  if (mg_get_server_ports(server->context_, 2, bound) >= 1) server->port_ = bound[0].port;
+  return server;
+}
+
+FakeApiServer::~FakeApiServer() {
+  // Every handler loop checks stopping_ at least every 50 ms, so mg_stop's join is quick.
+  stopping_ = true;
+  if (context_) mg_stop(context_);
+}
+
+std::string FakeApiServer::url() const { return "https://127.0.0.1:" + std::to_string(port_); }
+
+void FakeApiServer::SetToken(const std::string& token) {
+  std::lock_guard lock(auth_mutex_);
+  token_ = token;
+}
+
+void FakeApiServer::SetForbidden(const std::string& verb, const std::string& resource, bool on) {
+  std::lock_guard lock(auth_mutex_);
+  if (on) {
+    forbidden_.emplace(verb, resource);
+  } else {
+    forbidden_.erase({verb, resource});
+  }
+}
+
+}  // namespace gfp::apisim
