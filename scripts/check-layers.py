@@ -39,7 +39,8 @@ LAYERS = {
     "adapters/kubelet": (["common", "kubelet_proto"], "kubelet's wire; never the plugin"),
     "adapters/apiserver": (["common", "adapters/host"],
                            "where the API server is and how to authenticate (kubeconfig, "
-                           "service account); files read through adapters/host; never the plugin"),
+                           "service account), the HTTPS client (libcurl) and the list-watch "
+                           "cache; files read through adapters/host; never the plugin"),
     "kubelet_proto": ([], "code generated from proto/ (deviceplugin, podresources, dra, "
                       "pluginregistration)"),
     "plugin/serve_config.h": ([], "serve's settings, a plain struct every plugin part reads"),
