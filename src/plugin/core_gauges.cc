@@ -10,6 +10,16 @@ std::uint64_t FirstDamagedSeq(core::PluginCore& core) {
   return verifier ? verifier->first_damaged_seq() : 0;
 }
 
+// What readiness needs in both modes: FM usable, no journal damage.
+metrics::ReadinessInputs CollectCommonReadiness(core::PluginCore& core) {
+  metrics::ReadinessInputs inputs;
+  inputs.fabric_manager_enabled = core.fabric_managed();
+  inputs.fabric_manager_usable = core.fabric_manager_usable();
+  if (!inputs.fabric_manager_usable) inputs.fabric_manager_problem = core.fabric_manager_problem();
+  inputs.first_damaged_seq = FirstDamagedSeq(core);
+  return inputs;
+}
+
 }  // namespace
 
 metrics::GaugeValues CollectGauges(core::PluginCore& core) {
@@ -22,9 +32,7 @@ metrics::GaugeValues CollectGauges(core::PluginCore& core) {
     values.devices.push_back(std::move(count));
   }
   core.engine().Read([&](const sm::State& s) {
-    values.partitions_active = s.active.size();
-    values.partitions_free = sm::FreePartitionsBySize(s);
-    values.journal_last_seq = s.last_seq;
+    FillStateGauges(s, values);
     values.fabric_manager_up =
         core.fabric_managed() && s.fm_connected && core.fabric_manager_usable();
     return 0;
@@ -33,24 +41,45 @@ metrics::GaugeValues CollectGauges(core::PluginCore& core) {
   return values;
 }
 
+void FillStateGauges(const sm::State& state, metrics::GaugeValues& values) {
+  values.partitions_active = state.active.size();
+  values.partitions_free = sm::FreePartitionsBySize(state);
+  values.journal_last_seq = state.last_seq;
+  values.dra_claims_prepared = PreparedClaims(state);
+  values.resource_slice_generation = state.resource_slice.generation;
+}
+
+std::size_t PreparedClaims(const sm::State& state) {
+  std::size_t prepared = 0;
+  for (const auto& [id, allocation] : state.allocations) {
+    if (allocation.claim && allocation.claim->prepared) ++prepared;
+  }
+  return prepared;
+}
+
 metrics::ReadinessInputs CollectReadiness(
     core::PluginCore& core, const std::vector<std::unique_ptr<rpc::ResourceServer>>& servers) {
-  metrics::ReadinessInputs inputs;
+  metrics::ReadinessInputs inputs = CollectCommonReadiness(core);
   for (const auto& server : servers) {
     if (!server->registered())
       inputs.unregistered_resources.push_back(server->naming().resource_name);
   }
   if (servers.empty()) inputs.unregistered_resources.push_back("(serving has not started)");
-  inputs.fabric_manager_enabled = core.fabric_managed();
-  inputs.fabric_manager_usable = core.fabric_manager_usable();
-  if (!inputs.fabric_manager_usable) inputs.fabric_manager_problem = core.fabric_manager_problem();
-  inputs.first_damaged_seq = FirstDamagedSeq(core);
   return inputs;
 }
 
-void CorePublisher::PublishIfChanged(
-    core::PluginCore& core, const std::vector<std::unique_ptr<rpc::ResourceServer>>& servers) {
-  std::string not_ready = metrics::NotReadyReason(CollectReadiness(core, servers));
+metrics::ReadinessInputs CollectDraReadiness(core::PluginCore& core, bool registered,
+                                             bool slice_published) {
+  metrics::ReadinessInputs inputs = CollectCommonReadiness(core);
+  inputs.dra_mode = true;
+  inputs.dra_registered = registered;
+  inputs.slice_published = slice_published;
+  return inputs;
+}
+
+void CorePublisher::PublishIfChanged(core::PluginCore& core,
+                                     const metrics::ReadinessInputs& readiness) {
+  std::string not_ready = metrics::NotReadyReason(readiness);
   if (not_ready != not_ready_ || !published_) {
     probes_.SetNotReadyReason(not_ready);
     not_ready_ = std::move(not_ready);

@@ -11,13 +11,25 @@
 #include "plugin/metrics/metrics_registry.h"
 #include "plugin/metrics/probe_state.h"
 #include "plugin/rpc/resource_server.h"
+#include "statemachine/state.h"
 
 namespace gfp::plugin {
 
 metrics::GaugeValues CollectGauges(core::PluginCore& core);
 
+// The gauges that follow from the journaled state alone (CollectGauges adds devices and FM).
+void FillStateGauges(const sm::State& state, metrics::GaugeValues& values);
+
+// DRA claims prepared per the journal: a live allocation for a claim whose files were written.
+std::size_t PreparedClaims(const sm::State& state);
+
+// Device-plugin mode: every resource registered with kubelet.
 metrics::ReadinessInputs CollectReadiness(
     core::PluginCore& core, const std::vector<std::unique_ptr<rpc::ResourceServer>>& servers);
+
+// DRA mode (SPEC §11): the DRA plugin registered with kubelet, the slice published once.
+metrics::ReadinessInputs CollectDraReadiness(core::PluginCore& core, bool registered,
+                                             bool slice_published);
 
 // Publishes gauges and readiness when something they depend on changed since the last call
 // (the core's device-view version, the journal's last seq, FM usability, journal damage).
@@ -25,8 +37,7 @@ class CorePublisher {
  public:
   CorePublisher(metrics::MetricsRegistry& registry, metrics::ProbeState& probes)
       : registry_(registry), probes_(probes) {}
-  void PublishIfChanged(core::PluginCore& core,
-                        const std::vector<std::unique_ptr<rpc::ResourceServer>>& servers);
+  void PublishIfChanged(core::PluginCore& core, const metrics::ReadinessInputs& readiness);
 
  private:
   metrics::MetricsRegistry& registry_;

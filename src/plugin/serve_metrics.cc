@@ -27,7 +27,13 @@ void ServeMetrics::Attach(core::PluginCore& core) {
 void ServeMetrics::LoopTurned(core::PluginCore& core,
                               const std::vector<std::unique_ptr<rpc::ResourceServer>>& servers) {
   probes_.LoopTurned(metrics::ProbeState::Steady::now());
-  publisher_.PublishIfChanged(core, servers);
+  publisher_.PublishIfChanged(core, CollectReadiness(core, servers));
+}
+
+void ServeMetrics::DraLoopTurned(core::PluginCore& core, bool registered, bool slice_published) {
+  probes_.LoopTurned(metrics::ProbeState::Steady::now());
+  slice_published_once_ = slice_published_once_ || slice_published;
+  publisher_.PublishIfChanged(core, CollectDraReadiness(core, registered, slice_published_once_));
 }
 
 }  // namespace gfp::plugin

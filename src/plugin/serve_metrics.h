@@ -34,6 +34,11 @@ class ServeMetrics {
   void LoopTurned(core::PluginCore& core,
                   const std::vector<std::unique_ptr<rpc::ResourceServer>>& servers);
 
+  // The same for the DRA loop (SPEC §11): ready once the DRA plugin is registered with kubelet
+  // (NotifyRegistrationStatus(registered=true)) and the ResourceSlice was published once since
+  // the start; a later API server outage (slice_published false again) keeps it ready.
+  void DraLoopTurned(core::PluginCore& core, bool registered, bool slice_published);
+
   metrics::MetricsRegistry& registry() { return registry_; }
   int port() const { return endpoint_ ? endpoint_->port() : 0; }
 
@@ -43,6 +48,7 @@ class ServeMetrics {
   metrics::MetricsRegistry registry_;
   metrics::ProbeState probes_;
   CorePublisher publisher_;
+  bool slice_published_once_ = false;                // DRA mode, the DRA loop's thread only
   std::unique_ptr<metrics::HttpEndpoint> endpoint_;  // last: stopped before what it reads
 };
 

@@ -7,6 +7,9 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
+#include <array>
+
 namespace gfp::plugin::metrics {
 namespace {
 
@@ -37,6 +40,21 @@ const char* OperationName(PartitionOperation operation) {
 const char* DriftName(DriftKind kind) {
   return kind == DriftKind::kActivatedElsewhere ? "activated_elsewhere" : "lost";
 }
+
+// The label values of gpu_fabric_api_requests_total: what the plugin asks for (SPEC §11's
+// ClusterRole), anything else "other"; an HTTP status, or "none" without an answer.
+constexpr std::array<std::string_view, 7> kApiVerbs = {"get",    "list",  "watch", "create",
+                                                       "update", "patch", "delete"};
+constexpr std::array<std::string_view, 3> kApiResources = {"resourceclaims", "resourceslices",
+                                                           "nodes"};
+
+template <std::size_t N>
+std::string Bounded(std::string_view value, const std::array<std::string_view, N>& known) {
+  const bool listed = std::find(known.begin(), known.end(), value) != known.end();
+  return std::string(listed ? value : std::string_view("other"));
+}
+
+std::string ApiCode(int code) { return code >= 100 && code <= 599 ? std::to_string(code) : "none"; }
 
 prometheus::Family<prometheus::Gauge>& Gauges(prometheus::Registry& r, const char* name,
                                               const char* help) {
@@ -91,7 +109,18 @@ MetricsRegistry::MetricsRegistry(const std::string& version)
               .Add({}, kReconcileBuckets)),
       pod_resources_errors_(Counters(*registry_, "gpu_fabric_pod_resources_errors_total",
                                      "Failed PodResources List calls")
-                                .Add({})) {
+                                .Add({})),
+      dra_claims_prepared_(Gauges(*registry_, "gpu_fabric_dra_claims_prepared",
+                                  "DRA claims prepared per the journal")
+                               .Add({})),
+      dra_prepare_seconds_(Histograms(*registry_, "gpu_fabric_dra_prepare_seconds",
+                                      "One NodePrepareResources claim as kubelet sees it")
+                               .Add({}, kAllocateBuckets)),
+      api_requests_(Counters(*registry_, "gpu_fabric_api_requests_total",
+                             "API server requests by verb, resource and HTTP status")),
+      resource_slice_generation_(Gauges(*registry_, "gpu_fabric_resource_slice_generation",
+                                        "Generation of the node's ResourceSlice as last published")
+                                     .Add({})) {
   build_info_.Add({{"version", version}}).Set(1);
   // Both kinds from the start, so an alert on their rate sees 0 rather than no series.
   drift_.Add({{"kind", DriftName(DriftKind::kActivatedElsewhere)}});
@@ -128,6 +157,16 @@ void MetricsRegistry::RecordReconcile(double seconds) { reconcile_seconds_.Obser
 
 void MetricsRegistry::RecordPodResourcesError() { pod_resources_errors_.Increment(); }
 
+void MetricsRegistry::RecordDraPrepare(double seconds) { dra_prepare_seconds_.Observe(seconds); }
+
+void MetricsRegistry::RecordApiRequest(std::string_view verb, std::string_view resource, int code) {
+  api_requests_
+      .Add({{"verb", Bounded(verb, kApiVerbs)},
+            {"resource", Bounded(resource, kApiResources)},
+            {"code", ApiCode(code)}})
+      .Increment();
+}
+
 void MetricsRegistry::Publish(const GaugeValues& values) {
   std::lock_guard lock(publish_mu_);
   for (const auto& r : values.devices) {
@@ -149,6 +188,8 @@ void MetricsRegistry::Publish(const GaugeValues& values) {
   fabric_manager_up_.Set(values.fabric_manager_up ? 1 : 0);
   journal_last_seq_.Set(static_cast<double>(values.journal_last_seq));
   journal_first_damaged_seq_.Set(static_cast<double>(values.journal_first_damaged_seq));
+  dra_claims_prepared_.Set(static_cast<double>(values.dra_claims_prepared));
+  resource_slice_generation_.Set(static_cast<double>(values.resource_slice_generation));
 }
 
 std::string MetricsRegistry::Serialize() const {

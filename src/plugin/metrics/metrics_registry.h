@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "plugin/core/core_observer.h"
@@ -44,6 +45,9 @@ struct GaugeValues {
   bool fabric_manager_up = false;
   std::uint64_t journal_last_seq = 0;
   std::uint64_t journal_first_damaged_seq = 0;
+  // DRA mode (SPEC §11); 0 in device-plugin mode.
+  std::size_t dra_claims_prepared = 0;         // claims prepared per the journal
+  std::int64_t resource_slice_generation = 0;  // the node's slice as last published
 };
 
 // Records what the core reports as a CoreObserver; the serve wiring hands it to the core.
@@ -64,6 +68,12 @@ class MetricsRegistry final : public core::CoreObserver {
   void RecordJournalAppend(double seconds);
   void RecordReconcile(double seconds);
   void RecordPodResourcesError();
+  // DRA mode: one NodePrepareResources claim as kubelet sees it.
+  void RecordDraPrepare(double seconds);
+  // One API server request; `code` is the HTTP status, 0 when there was no answer. Verbs and
+  // resources outside the ones the plugin uses count as "other", codes outside 100-599 as
+  // "none", so a hostile or broken server cannot grow the label set.
+  void RecordApiRequest(std::string_view verb, std::string_view resource, int code);
 
   void Publish(const GaugeValues& values);
 
@@ -86,6 +96,10 @@ class MetricsRegistry final : public core::CoreObserver {
   prometheus::Histogram& journal_append_seconds_;
   prometheus::Histogram& reconcile_seconds_;
   prometheus::Counter& pod_resources_errors_;
+  prometheus::Gauge& dra_claims_prepared_;
+  prometheus::Histogram& dra_prepare_seconds_;
+  prometheus::Family<prometheus::Counter>& api_requests_;
+  prometheus::Gauge& resource_slice_generation_;
 
   std::mutex publish_mu_;  // one publisher at a time; sizes published before stay at 0
   std::set<std::size_t> free_sizes_seen_;

@@ -18,6 +18,11 @@ std::string NotReadyReason(const ReadinessInputs& inputs) {
     return "Fabric Manager is not usable (" +
            EscapeAndTruncate(inputs.fabric_manager_problem, kMaxReasonText) + ")";
   }
+  if (inputs.dra_mode) {
+    if (!inputs.dra_registered) return "the DRA plugin is not registered with kubelet yet";
+    if (!inputs.slice_published) return "the ResourceSlice was not published yet";
+    return "";
+  }
   if (!inputs.unregistered_resources.empty()) {
     std::string names;
     for (const auto& r : inputs.unregistered_resources) {

@@ -18,7 +18,13 @@ struct ProbeAnswer {
 
 // What readiness depends on, gathered by the serve loop.
 struct ReadinessInputs {
+  // Device-plugin mode: every resource registered with kubelet.
   std::vector<std::string> unregistered_resources;  // not (yet) registered with kubelet
+  // DRA mode (SPEC §11) instead: the DRA plugin registered with kubelet and the ResourceSlice
+  // published once since the start (later API server outages do not count).
+  bool dra_mode = false;
+  bool dra_registered = false;
+  bool slice_published = false;
   bool fabric_manager_enabled = false;
   bool fabric_manager_usable = false;
   std::string fabric_manager_problem;   // why not usable (untrusted FM text is escaped here)

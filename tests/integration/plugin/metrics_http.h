@@ -125,7 +125,8 @@ inline std::optional<double> SampleValue(const std::string& text, const std::str
 
 namespace gfp::testing {
 
-// SPEC §8.1: every family, its type and exactly its labels.
+// SPEC §8.1 and §11: every family, its type and exactly its labels. A family with labels shows
+// in a scrape from its first sample on (gpu_fabric_api_requests_total: the first API request).
 struct SpecFamily {
   std::string type;
   std::set<std::string> labels;
@@ -146,6 +147,11 @@ inline const std::map<std::string, SpecFamily>& SpecFamilies() {
       {"gpu_fabric_journal_append_seconds", {"histogram", {}}},
       {"gpu_fabric_reconcile_seconds", {"histogram", {}}},
       {"gpu_fabric_pod_resources_errors_total", {"counter", {}}},
+      // DRA mode (SPEC §11), registered in both modes.
+      {"gpu_fabric_dra_claims_prepared", {"gauge", {}}},
+      {"gpu_fabric_dra_prepare_seconds", {"histogram", {}}},
+      {"gpu_fabric_api_requests_total", {"counter", {"verb", "resource", "code"}}},
+      {"gpu_fabric_resource_slice_generation", {"gauge", {}}},
   };
   return families;
 }

@@ -106,6 +106,26 @@ TEST(ProbeStateTest, ReadyOnlyWhenEveryConditionHolds) {
   EXPECT_EQ(probes.Readyz().status, 200);
 }
 
+TEST(ProbeStateTest, DraModeIsReadyOnceRegisteredAndTheSliceWasPublished) {
+  ReadinessInputs inputs;
+  inputs.dra_mode = true;
+  inputs.unregistered_resources = {"nvidia.com/A"};  // device-plugin mode's rule does not apply
+  EXPECT_EQ(NotReadyReason(inputs), "the DRA plugin is not registered with kubelet yet");
+  inputs.slice_published = true;
+  EXPECT_EQ(NotReadyReason(inputs), "the DRA plugin is not registered with kubelet yet");
+  inputs.dra_registered = true;
+  inputs.slice_published = false;
+  EXPECT_EQ(NotReadyReason(inputs), "the ResourceSlice was not published yet");
+  inputs.slice_published = true;
+  EXPECT_EQ(NotReadyReason(inputs), "");
+  // FM and the journal's verification rule as in device-plugin mode, and first.
+  inputs.fabric_manager_enabled = true;
+  inputs.fabric_manager_problem = "gone";
+  EXPECT_EQ(NotReadyReason(inputs), "Fabric Manager is not usable (gone)");
+  inputs.first_damaged_seq = 7;
+  EXPECT_EQ(NotReadyReason(inputs), "the background verification found journal damage at seq 7");
+}
+
 class HttpEndpointTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "integration/plugin/metrics_http.h"
 
 namespace gfp::plugin::metrics {
@@ -24,6 +28,11 @@ void RecordEverything(MetricsRegistry& m) {
   m.RecordJournalAppend(0.002);
   m.RecordReconcile(0.03);
   m.RecordPodResourcesError();
+  m.RecordDraPrepare(0.003);
+  m.RecordApiRequest("create", "resourceslices", 201);
+  m.RecordApiRequest("get", "resourceclaims", 200);
+  m.RecordApiRequest("get", "resourceclaims", 200);
+  m.RecordApiRequest("watch", "resourceslices", 0);
   GaugeValues g;
   g.devices = {{kH100, 7, 1}};
   g.partitions_active = 2;
@@ -31,6 +40,8 @@ void RecordEverything(MetricsRegistry& m) {
   g.fabric_manager_up = true;
   g.journal_last_seq = 1234;
   g.journal_first_damaged_seq = 17;
+  g.dra_claims_prepared = 3;
+  g.resource_slice_generation = 12;
   m.Publish(g);
 }
 
@@ -79,6 +90,85 @@ TEST(MetricsRegistryTest, CountersAndHistogramsCountWhatWasRecorded) {
   EXPECT_EQ(SampleValue(text, "gpu_fabric_journal_append_seconds_count"), 1);
   EXPECT_EQ(SampleValue(text, "gpu_fabric_reconcile_seconds_count"), 1);
   EXPECT_EQ(SampleValue(text, "gpu_fabric_pod_resources_errors_total"), 1);
+  EXPECT_EQ(SampleValue(text, "gpu_fabric_dra_prepare_seconds_count"), 1);
+  EXPECT_EQ(SampleValue(text, "gpu_fabric_dra_prepare_seconds_bucket{le=\"0.0025\"}"), 0);
+  EXPECT_EQ(SampleValue(text, "gpu_fabric_dra_prepare_seconds_bucket{le=\"0.005\"}"), 1);
+  EXPECT_EQ(SampleValue(text,
+                        "gpu_fabric_api_requests_total{code=\"201\",resource=\"resourceslices\","
+                        "verb=\"create\"}"),
+            1);
+  EXPECT_EQ(SampleValue(text,
+                        "gpu_fabric_api_requests_total{code=\"200\",resource=\"resourceclaims\","
+                        "verb=\"get\"}"),
+            2);
+  EXPECT_EQ(SampleValue(text,
+                        "gpu_fabric_api_requests_total{code=\"none\",resource=\"resourceslices\","
+                        "verb=\"watch\"}"),
+            1);
+}
+
+// The prepare histogram has the buckets of gpu_fabric_allocate_seconds.
+TEST(MetricsRegistryTest, DraPrepareHasTheBucketsOfAllocate) {
+  MetricsRegistry m("1.2.3");
+  m.RecordAllocate(kH100, 1, true, 0.1);
+  m.RecordDraPrepare(0.1);
+  std::vector<std::string> allocate, prepare;
+  std::istringstream in(m.Serialize());
+  std::string line;
+  const std::string allocate_prefix =
+      std::string("gpu_fabric_allocate_seconds_bucket{resource=\"") + kH100 + "\",";
+  const std::string prepare_prefix = "gpu_fabric_dra_prepare_seconds_bucket{";
+  while (std::getline(in, line)) {
+    if (line.rfind(allocate_prefix, 0) == 0)
+      allocate.push_back(line.substr(allocate_prefix.size()));
+    if (line.rfind(prepare_prefix, 0) == 0) prepare.push_back(line.substr(prepare_prefix.size()));
+  }
+  EXPECT_EQ(allocate.size(), 15u);  // 14 bounds and +Inf
+  EXPECT_EQ(prepare, allocate);
+}
+
+// Before anything happened: the DRA families without labels read 0 (in either mode); the
+// request counter has no series until the first request.
+TEST(MetricsRegistryTest, DraFamiliesAreThereBeforeAnythingHappened) {
+  MetricsRegistry m("1.2.3");
+  const std::string text = m.Serialize();
+  EXPECT_EQ(SampleValue(text, "gpu_fabric_dra_claims_prepared"), 0);
+  EXPECT_EQ(SampleValue(text, "gpu_fabric_dra_prepare_seconds_count"), 0);
+  EXPECT_EQ(SampleValue(text, "gpu_fabric_resource_slice_generation"), 0);
+  EXPECT_EQ(ReadExposition(text).count("gpu_fabric_api_requests_total"), 0u);
+}
+
+// A hostile or broken API server (or a caller's slip) cannot grow the label set: unknown verbs
+// and resources count as "other", statuses outside 100-599 as "none".
+TEST(MetricsRegistryTest, ApiRequestLabelsAreBounded) {
+  MetricsRegistry m("1.2.3");
+  m.RecordApiRequest("DELETE-ALL", "resourceslices", 200);
+  m.RecordApiRequest("get", std::string(10 * 1024, 'x'), 404);
+  m.RecordApiRequest("patch", "nodes", 999);
+  m.RecordApiRequest("patch", "nodes", 99);
+  m.RecordApiRequest("patch", "nodes", -1);
+  m.RecordApiRequest("list", "pods", 600);
+  m.RecordApiRequest("update", "resourceslices", 100);
+  m.RecordApiRequest("delete", "resourceslices", 599);
+  const std::string text = m.Serialize();
+  const auto series = [&](const char* code, const char* resource, const char* verb) {
+    return SampleValue(text, std::string("gpu_fabric_api_requests_total{code=\"") + code +
+                                 "\",resource=\"" + resource + "\",verb=\"" + verb + "\"}");
+  };
+  EXPECT_EQ(series("200", "resourceslices", "other"), 1);
+  EXPECT_EQ(series("404", "other", "get"), 1);
+  EXPECT_EQ(series("none", "nodes", "patch"), 3);
+  EXPECT_EQ(series("none", "other", "list"), 1);
+  EXPECT_EQ(series("100", "resourceslices", "update"), 1);
+  EXPECT_EQ(series("599", "resourceslices", "delete"), 1);
+  EXPECT_EQ(text.find(std::string(64, 'x')), std::string::npos);
+  EXPECT_EQ(text.find("DELETE-ALL"), std::string::npos);
+  std::size_t samples = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    samples += line.rfind("gpu_fabric_api_requests_total{", 0) == 0;
+  }
+  EXPECT_EQ(samples, 6u);
 }
 
 TEST(MetricsRegistryTest, GaugesShowWhatWasPublished) {
@@ -95,6 +185,8 @@ TEST(MetricsRegistryTest, GaugesShowWhatWasPublished) {
   EXPECT_EQ(SampleValue(text, "gpu_fabric_fabric_manager_up"), 1);
   EXPECT_EQ(SampleValue(text, "gpu_fabric_journal_last_seq"), 1234);
   EXPECT_EQ(SampleValue(text, "gpu_fabric_journal_first_damaged_seq"), 17);
+  EXPECT_EQ(SampleValue(text, "gpu_fabric_dra_claims_prepared"), 3);
+  EXPECT_EQ(SampleValue(text, "gpu_fabric_resource_slice_generation"), 12);
 
   // A later publish replaces the values; a size no longer listed reads 0, not its old count.
   GaugeValues later;
@@ -107,6 +199,8 @@ TEST(MetricsRegistryTest, GaugesShowWhatWasPublished) {
   EXPECT_EQ(SampleValue(text, "gpu_fabric_partitions_free{size=\"2\"}"), 1);
   EXPECT_EQ(SampleValue(text, "gpu_fabric_fabric_manager_up"), 0);
   EXPECT_EQ(SampleValue(text, "gpu_fabric_journal_first_damaged_seq"), 0);
+  EXPECT_EQ(SampleValue(text, "gpu_fabric_dra_claims_prepared"), 0);
+  EXPECT_EQ(SampleValue(text, "gpu_fabric_resource_slice_generation"), 0);
 }
 
 }  // namespace
