@@ -15,6 +15,7 @@ ServeSetup SetupFor(const ProcessWorldOptions& options) {
   setup.fm_library = options.fm_library;
   setup.reconcile_interval = options.reconcile_interval;
   setup.release_grace = options.release_grace;
+  setup.dra = options.dra;
   return setup;
 }
 
@@ -24,16 +25,23 @@ Result<std::unique_ptr<ProcessWorld>> ProcessWorld::Create(ProcessWorldOptions o
   ServeSetup setup = SetupFor(options);
   GFP_ASSIGN_OR_RETURN(WorldParts parts,
                        AssembleWorld(setup, options.node, std::chrono::seconds(60)));
+  std::optional<DraParts> dra;
+  if (options.dra) {
+    GFP_ASSIGN_OR_RETURN(DraParts made, AssembleDraParts(setup, options.node_name));
+    dra = std::move(made);
+  }
   return std::unique_ptr<ProcessWorld>(
-      new ProcessWorld(std::move(options), std::move(setup), std::move(parts)));
+      new ProcessWorld(std::move(options), std::move(setup), std::move(parts), std::move(dra)));
 }
 
-ProcessWorld::ProcessWorld(ProcessWorldOptions options, ServeSetup setup, WorldParts parts)
+ProcessWorld::ProcessWorld(ProcessWorldOptions options, ServeSetup setup, WorldParts parts,
+                           std::optional<DraParts> dra)
     : options_(std::move(options)),
       setup_(std::move(setup)),
       node_(std::move(parts.node)),
       fabric_(std::make_unique<fmsim::FmSimControl>(std::move(parts.fabric))),
-      kubelet_(std::move(parts.kubelet)) {}
+      kubelet_(std::move(parts.kubelet)),
+      dra_(std::move(dra)) {}
 
 ProcessWorld::~ProcessWorld() {
   serve_.reset();  // SIGKILLs a serve still running
@@ -82,6 +90,21 @@ Status ProcessWorld::Eventually(const std::function<Status()>& check,
     last = check();
   }
   return last.WithContext("still not true after " + std::to_string(timeout.count()) + " ms");
+}
+
+Status ProcessWorld::WaitDraRegisteredAndPublished() {
+  if (!dra_) return FailedPrecondition("not a DRA-mode world");
+  GFP_RETURN_IF_ERROR(Eventually([&]() -> Status {
+    if (auto code = PluginExited()) {
+      return Internal("serve exited with code " + std::to_string(*code) + " (see " +
+                      log_path().string() + ")");
+    }
+    return dra_->kubelet->Discover(setup_.dra_driver, std::chrono::seconds(2));
+  }));
+  return Eventually([&]() -> Status {
+    if (dra_->api->Slices().empty()) return Unavailable("no ResourceSlice in the API server yet");
+    return Status::Ok();
+  });
 }
 
 Status ProcessWorld::WaitRegisteredAndHealthy(int min_registrations) {

@@ -18,6 +18,7 @@
 #include "sim/fm/fm_sim_control.h"
 #include "sim/kubelet/fake_kubelet.h"
 #include "sim/node/fake_node.h"
+#include "sim/world/dra_parts.h"
 #include "sim/world/serve_setup.h"
 #include "sim/world/world_parts.h"
 #include "statemachine/state.h"
@@ -32,6 +33,8 @@ struct ProcessWorldOptions {
   std::chrono::milliseconds reconcile_interval{200};
   std::chrono::milliseconds release_grace{1000};
   std::string node_name = "demo-hgx-h100";
+  // serve --mode=dra against a fake API server and the fake kubelet's DRA side (dra_parts.h).
+  bool dra = false;
 };
 
 class ProcessWorld {
@@ -60,6 +63,14 @@ class ProcessWorld {
   Result<std::set<std::uint32_t>> FabricActive() const;
 
   kubelet::FakeKubelet& kubelet() { return *kubelet_; }
+  // DRA mode only.
+  apisim::FakeApiServer& api() { return *dra_->api; }
+  kubelet::FakeDraKubelet& dra_kubelet() { return *dra_->kubelet; }
+  const DraParts& dra_parts() const { return *dra_; }
+  const ServeSetup& setup() const { return setup_; }
+  // DRA mode: the fake kubelet has found and registered the plugin (kubelet's plugin watcher)
+  // and our slice is in the API server.
+  Status WaitDraRegisteredAndPublished();
   fmsim::FmSimControl& fabric() { return *fabric_; }
   const sim::FakeNode& node() const { return node_; }
   // The resource serve registered, known once WaitRegisteredAndHealthy succeeded.
@@ -68,7 +79,8 @@ class ProcessWorld {
   std::filesystem::path log_path() const { return options_.dir / "serve.log"; }
 
  private:
-  ProcessWorld(ProcessWorldOptions options, ServeSetup setup, WorldParts parts);
+  ProcessWorld(ProcessWorldOptions options, ServeSetup setup, WorldParts parts,
+               std::optional<DraParts> dra);
   Status CheckRegisteredAndHealthy(int min_registrations);
 
   ProcessWorldOptions options_;
@@ -78,6 +90,7 @@ class ProcessWorld {
   std::unique_ptr<kubelet::FakeKubelet> kubelet_;
   std::unique_ptr<process::ChildProcess> serve_;
   std::string resource_;
+  std::optional<DraParts> dra_;
 };
 
 }  // namespace gfp::simworld

@@ -32,6 +32,14 @@ std::vector<std::string> ServeArgs(const ServeSetup& setup, const sim::FakeNode&
       {"--release-grace", Millis(setup.release_grace)},
       {"--log-level", setup.log_level},
   };
+  if (setup.dra) {
+    flags.insert(flags.end(), {{"--mode", "dra"},
+                               {"--kubeconfig", setup.kubeconfig.string()},
+                               {"--dra-driver-name", setup.dra_driver},
+                               {"--kubelet-registry-dir", setup.kubelet_registry_dir().string()},
+                               {"--kubelet-plugins-dir", setup.kubelet_plugins_dir().string()},
+                               {"--cdi-dir", setup.cdi_dir().string()}});
+  }
   for (const auto& flag : overrides) {  // not a structured binding: clang 14 cannot capture one
     auto it = std::find_if(flags.begin(), flags.end(),
                            [&](const auto& f) { return f.first == flag.first; });

@@ -40,6 +40,14 @@ struct ServeSetup {
     return fm_state_file.empty() ? dir / "fabric-manager.state" : fm_state_file;
   }
   std::filesystem::path fm_state_file;  // elsewhere than in `dir` (e.g. on tmpfs)
+
+  // DRA mode (SPEC §11): serve --mode=dra against the world's fake API server (dra_parts.h).
+  bool dra = false;
+  std::string dra_driver = "gpu-fabric-plugin.io";
+  std::filesystem::path kubeconfig;  // written by AssembleDraParts
+  std::filesystem::path kubelet_registry_dir() const { return dir / "plugins_registry"; }
+  std::filesystem::path kubelet_plugins_dir() const { return dir / "plugins"; }
+  std::filesystem::path cdi_dir() const { return dir / "cdi"; }
 };
 
 // "serve --fabric-manager=true --fm-address=... ..." for `node` (argv without the program).
