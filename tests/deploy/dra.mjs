@@ -60,9 +60,14 @@ export function checkDraAccess(ds, objects, problem) {
     (o.spec?.matchConstraints?.resourceRules ?? []).some((r) => (r.resources ?? []).includes("resourceslices")));
   if (!policies.length) problem("no ValidatingAdmissionPolicy guards resourceslices");
   for (const p of policies) {
-    const text = JSON.stringify(p.spec);
-    if (!text.includes(JSON.stringify(user).slice(1, -1))) problem(`ValidatingAdmissionPolicy ${p.metadata.name} does not name ${user}`);
-    if (!text.includes("authentication.kubernetes.io/node-name")) problem(`ValidatingAdmissionPolicy ${p.metadata.name} does not read the token's node name`);
+    // The user name as a whole CEL string literal (a prefix of another account's name is not it).
+    const conditions = (p.spec.matchConditions ?? []).map((c) => c.expression ?? "").join("\n");
+    if (!conditions.includes(`"${user}"`) && !conditions.includes(`'${user}'`)) {
+      problem(`ValidatingAdmissionPolicy ${p.metadata.name} does not match the user ${user}`);
+    }
+    if (!JSON.stringify(p.spec.variables ?? []).includes("authentication.kubernetes.io/node-name")) {
+      problem(`ValidatingAdmissionPolicy ${p.metadata.name} does not read the token's node name`);
+    }
     const bound = objects.some((b) => b.kind === "ValidatingAdmissionPolicyBinding" && b.spec?.policyName === p.metadata.name &&
       (b.spec.validationActions ?? []).includes("Deny"));
     if (!bound) problem(`ValidatingAdmissionPolicy ${p.metadata.name} has no binding that denies`);
