@@ -9,10 +9,18 @@
 #  - checks the DaemonSet against `gpu-fabric-plugin serve --help`: every env it sets is a flag's
 #    env, every path the plugin uses (flag default or env value) is on a mount (writable where the
 #    plugin writes) and every mount serves one, the probes are on the metrics address's port;
+#  - validates every resource.k8s.io/v1 object (DeviceClass, ResourceClaimTemplate, …) against the
+#    vendored OpenAPI schema in ../shared/reference/dra/ (tests/common/schema_check.py; skipped
+#    with a notice where that folder is absent, as the C++ tests do; GFP_REFERENCE_DIR overrides
+#    it), and checks deploy/dra's structure (tests/deploy/dra.mjs: --mode=dra and no device-plugin
+#    mount, the admission policy and binding name the account, the DeviceClass CEL names the
+#    driver, fm-Ngpu has N requests under one partition<N> constraint, the VM example's requests
+#    exist in its template);
 #  - checks every metric the alerts and the dashboard use is one of SPEC §8.1's (docs/metrics.md);
 #  - runs the init container's wait-for-vfio.sh on fake sysfs trees;
 #  - renders each broken kustomization of tests/deploy/broken/ and requires the check to fail on
-#    it with the problem its expected-problem file names (so the check is shown to catch them).
+#    it with the problem its expected-problem file names (so the check is shown to catch them;
+#    one with a needs-reference file only where the reference folder is there).
 #   scripts/check-deploy.sh [BINARY]    (default build/gpu-fabric-plugin)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,9 +60,23 @@ render() {  # render DIR OUT
   fi
 }
 
-check() {  # check NAME=FILE...
+reference=${GFP_REFERENCE_DIR:-../shared/reference}
+openapi=$reference/dra/resource.k8s.io_v1_openapi.json
+
+# The resource.k8s.io/v1 objects of the rendered files against the vendored schema.
+check_schema() {  # check_schema FILE...
+  [[ -f $openapi ]] || return 0
+  node tests/deploy/to-json.mjs "$@" >"$work/objects.json"
+  python3 tests/common/schema_check.py openapi-kinds "$openapi" "$work/objects.json"
+}
+
+check() {  # check [--dashboard F] NAME=FILE...
+  local rc=0 files=() arg
+  for arg in "$@"; do [[ $arg == *=* ]] && files+=("${arg#*=}"); done
   node tests/deploy/check-manifests.mjs --help-file "$work/serve-help.txt" \
-    --operations-md docs/operations.md --metrics-md docs/metrics.md "$@"
+    --operations-md docs/operations.md --metrics-md docs/metrics.md "$@" || rc=1
+  check_schema "${files[@]}" || rc=1
+  return $rc
 }
 
 install_tools
@@ -67,13 +89,18 @@ while read -r dir; do
   render "$dir" "$work/rendered/${name//\//_}.yaml"
   renders+=("$name=$work/rendered/${name//\//_}.yaml")
 done < <(find deploy -name kustomization.yaml -printf '%h\n' | sort)
+[[ -f $openapi ]] || echo "check-deploy: $openapi is absent: the resource.k8s.io/v1 objects are not checked against its schema (skipped)"
 check --dashboard deploy/monitoring/dashboard.json "${renders[@]}"
 
-tests/deploy/wait-for-vfio-test.sh deploy/base/wait-for-vfio.sh
+tests/deploy/wait-for-vfio-test.sh deploy/scripts/wait-for-vfio.sh
 
 failed=0
 for dir in tests/deploy/broken/*/; do
   name=broken-$(basename "$dir")
+  if [[ -f $dir/needs-reference && ! -f $openapi ]]; then
+    echo "$name: skipped ($openapi is absent)"
+    continue
+  fi
   render "$dir" "$work/rendered/$name.yaml"
   expected=$(<"$dir/expected-problem")
   if output=$(check "$name=$work/rendered/$name.yaml" 2>&1); then

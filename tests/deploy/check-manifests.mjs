@@ -7,6 +7,7 @@ import YAML from "yaml";
 import { parseHelp, addDocDefaults } from "./flags.mjs";
 import { validateObject } from "./schema.mjs";
 import { checkDaemonSet } from "./daemonset.mjs";
+import * as dra from "./dra.mjs";
 import { pluginMetrics, externalMetrics, metricNames, templateMetricNames } from "./metrics.mjs";
 
 function parseArgs(argv) {
@@ -132,6 +133,23 @@ function checkServices(where, objects, allServices, ds) {
   }
 }
 
+// The DeviceClass, claim templates and VM examples of a render, against the driver name of its
+// DaemonSet (or the --dra-driver-name default where the render has none).
+function checkDraObjects(name, objects, driver) {
+  const templates = objects.filter((o) => o.kind === "ResourceClaimTemplate");
+  for (const o of objects) {
+    const problem = reporter(`${name}: ${o.kind}/${o.metadata?.name}`);
+    const draKind = ["DeviceClass", "ResourceClaimTemplate"].includes(o.kind);
+    if (draKind && !driver) {
+      problem("`serve --help` has no --dra-driver-name default to check it against");
+      continue;
+    }
+    if (o.kind === "DeviceClass") dra.checkDeviceClass(o, driver, problem);
+    if (o.kind === "ResourceClaimTemplate") dra.checkClaimTemplate(o, driver, problem);
+    if (o.kind === "VirtualMachine") dra.checkVirtualMachine(o, templates, problem);
+  }
+}
+
 async function main() {
   const options = parseArgs(process.argv.slice(2));
   const flags = addDocDefaults(parseHelp(fs.readFileSync(options["help-file"], "utf8")), fs.readFileSync(options["operations-md"], "utf8"));
@@ -142,16 +160,26 @@ async function main() {
   const allServices = rendered.flatMap((r) => r.objects.filter((o) => o.kind === "Service"));
   for (const { name, objects } of rendered) {
     const daemonSets = objects.filter((o) => o.kind === "DaemonSet");
+    const draRender = dra.isDraRender(objects);
+    let driver = flags.get("--dra-driver-name")?.default;
     for (const o of objects) {
       const where = `${name}: ${o.kind}/${o.metadata?.name}`;
-      for (const p of await validateObject(o)) reporter(where)(p);
+      const elsewhere = dra.validatedElsewhere(o);
+      if (!elsewhere) for (const p of await validateObject(o)) reporter(where)(p);
+      dra.checkClusterScoped(o, reporter(where));
       if (o.kind === "DaemonSet") {
-        checkDaemonSet(o, flags, reporter(where));
+        const checked = checkDaemonSet(o, flags, reporter(where));
         checkInitScripts(o, objects, reporter(where));
+        if (draRender && checked) {
+          dra.checkDraDaemonSet(o, checked.container, checked.values, reporter(where));
+          dra.checkDraAccess(o, objects, reporter(where));
+          driver = checked.values.get("--dra-driver-name") ?? driver;
+        }
       }
       if (o.kind === "PrometheusRule") checkRule(where, o, allowed);
       if (o.kind === "ConfigMap" && o.data?.["dashboard.json"]) checkDashboard(where, o.data["dashboard.json"], allowed);
     }
+    checkDraObjects(name, objects, driver);
     checkServices(name, objects, allServices, daemonSets[0]);
     console.log(`${name}: ${objects.length} objects (${objects.map((o) => o.kind).join(", ")})`);
   }

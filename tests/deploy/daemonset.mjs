@@ -36,11 +36,20 @@ function effectiveValues(container, flags, problem) {
   return values;
 }
 
+// Flags that only one --mode reads (SPEC §2.1, §11): their paths need a mount only in that mode.
+const modeOnly = new Map([
+  ["--device-plugin-dir", "device-plugin"], ["--pod-resources-socket", "device-plugin"],
+  ["--kubelet-registry-dir", "dra"], ["--kubelet-plugins-dir", "dra"], ["--cdi-dir", "dra"],
+  ["--kubeconfig", "dra"],
+]);
+
 function checkMounts(container, values, flags, problem) {
   const mounts = container.volumeMounts ?? [];
   const used = new Set();
+  const mode = values.get("--mode") ?? "device-plugin";
   for (const [flag, value] of values) {
     if (value === undefined && flags.get(flag).defaultFrom === undefined) continue;
+    if (modeOnly.has(flag) && modeOnly.get(flag) !== mode) continue;
     for (const [path, use] of pathsOf(flag, value)) {
       const mount = mounts
         .filter((m) => under(path, m.mountPath))

@@ -50,7 +50,14 @@ export function pathsOf(flag, value) {
     case "--dev-root":
       return [[value, "dir-read"]]; // vfio/<group>, vfio/devices/, iommu
     case "--device-plugin-dir":
+    case "--kubelet-registry-dir": // <driver>-reg.sock
+    case "--kubelet-plugins-dir": // <driver>/dra.sock, device metadata files
+    case "--cdi-dir": // the claims' CDI specs
       return [[value, "dir"]];
+    case "--node-name":
+    case "--dra-driver-name":
+    case "--mode":
+      return [];
     case "--journal":
     case "--node-labels-file":
       return [[value, "written-file"]];

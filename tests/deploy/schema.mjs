@@ -7,6 +7,8 @@
 const modules = {
   v1: "kubernetes-models/v1",
   "apps/v1": "kubernetes-models/apps/v1",
+  "rbac.authorization.k8s.io/v1": "kubernetes-models/rbac.authorization.k8s.io/v1",
+  "admissionregistration.k8s.io/v1": "kubernetes-models/admissionregistration.k8s.io/v1",
   "monitoring.coreos.com/v1": "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1",
 };
 

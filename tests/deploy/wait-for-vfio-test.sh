@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The init container's script on fake sysfs trees (scripts/check-deploy.sh):
-#   tests/deploy/wait-for-vfio-test.sh deploy/base/wait-for-vfio.sh
+#   tests/deploy/wait-for-vfio-test.sh deploy/scripts/wait-for-vfio.sh
 set -euo pipefail
 script=$(realpath "$1")
 tree=$(mktemp -d)
