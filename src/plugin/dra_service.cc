@@ -7,6 +7,7 @@
 #include "adapters/kubelet/grpc_lifetime.h"
 #include "plugin/build_core.h"
 #include "plugin/core/log_text.h"
+#include "statemachine/offered_partitions.h"
 
 namespace gfp::plugin {
 namespace {
@@ -152,13 +153,31 @@ void DraService::PublishIfDue() {
   publish_backoff_ = std::chrono::milliseconds(250);
 }
 
+void DraService::WarnAboutPartitionsNotOffered() {
+  if (left_out_logged_) return;
+  const auto offer = core_->engine().Read(
+      [](const sm::State& s) { return sm::OfferPartitions(s.partitions.value()); });
+  if (offer.offered.empty()) return;  // FM's table is not known yet
+  left_out_logged_ = true;
+  for (const auto& [size, ids] : offer.left_out) {
+    std::string list;
+    for (const auto id : ids) list += (list.empty() ? "" : ", ") + std::to_string(id);
+    spdlog::warn(
+        "{}-GPU partitions {} are not offered through DRA: each shares GPUs with an "
+        "offered one, and a slice attribute holds one partition per size "
+        "(device-plugin mode still serves them; docs/dra.md)",
+        size, list);
+  }
+}
+
 void DraService::ReconcileOnce() {
   const auto started = Steady::now();
   const auto result = claims_.Reconcile();
   if (result.unreachable > 0) {
-    spdlog::warn("{} of {} prepared claims could not be checked with the API server; nothing is "
-                 "unprepared without a definite answer",
-                 result.unreachable, result.checked);
+    spdlog::warn(
+        "{} of {} prepared claims could not be checked with the API server; nothing is "
+        "unprepared without a definite answer",
+        result.unreachable, result.checked);
   }
   // No PodResources in DRA mode: claims are never released by it; ownerless partitions are, and
   // FM is kept in step.
@@ -177,8 +196,8 @@ Status DraService::Run(const std::atomic<bool>& stop) {
   std::error_code ec;
   std::filesystem::create_directories(config_.cdi_dir, ec);
   if (ec) spdlog::warn("cannot create --cdi-dir {}: {}", config_.cdi_dir.string(), ec.message());
-  for (const auto& dir : {config_.kubelet_registry_dir,
-                          config_.kubelet_plugins_dir / config_.dra_driver_name}) {
+  for (const auto& dir :
+       {config_.kubelet_registry_dir, config_.kubelet_plugins_dir / config_.dra_driver_name}) {
     for (const auto& stale : rpc::RemoveStaleTemporarySockets(dir)) {
       spdlog::info("removed {}, a temporary socket left by a plugin process that is gone",
                    stale.string());
@@ -198,6 +217,7 @@ Status DraService::Run(const std::atomic<bool>& stop) {
       ServeSockets();
     }
     PublishIfDue();
+    WarnAboutPartitionsNotOffered();
     if (now >= next_reconcile) {
       next_reconcile = now + config_.reconcile_interval;
       ReconcileOnce();
@@ -215,7 +235,8 @@ Status DraService::Run(const std::atomic<bool>& stop) {
   server_.Stop();
   if (Status snapshot = core_->engine().Snapshot(); !snapshot.ok()) {
     return snapshot.WithContext("saving the shutdown snapshot of journal " +
-                                config_.journal.string() + " failed (the journal itself is intact)");
+                                config_.journal.string() +
+                                " failed (the journal itself is intact)");
   }
   return Status::Ok();
 }

@@ -48,6 +48,8 @@ class DraService {
   // Publishes when the facts or our slices changed, or a failed pass is due again.
   void PublishIfDue();
   void ReconcileOnce();
+  // Once FM's table is known: the partitions DRA cannot offer (SPEC §11), listed once.
+  void WarnAboutPartitionsNotOffered();
   void StartSliceWatch();
 
   ServeConfig config_;
@@ -71,6 +73,7 @@ class DraService {
   // The loop's publishing state.
   std::uint64_t published_version_ = 0;  // the core's change counter at the last good pass
   bool published_once_ = false;
+  bool left_out_logged_ = false;
   bool relist_ = true;  // list before the next pass (start, a conflict)
   std::chrono::steady_clock::time_point next_publish_try_{};
   std::chrono::milliseconds publish_backoff_{250};
