@@ -13,8 +13,8 @@
 #include "cli/serve_preflight.h"
 #include "common/k8s_names.h"
 #include "common/text_escape.h"
-#include "plugin/metrics/metrics_address.h"
 #include "plugin/dra_service.h"
+#include "plugin/metrics/metrics_address.h"
 #include "plugin/service.h"
 
 namespace gfp::cli {

@@ -11,7 +11,8 @@ namespace gfp::plugin {
 
 rpc::DraPrepareAnswer DraCalls::Prepare(const rpc::DraClaimRef& claim) {
   const auto started = std::chrono::steady_clock::now();
-  dra_mode::PrepareOutcome outcome = preparer_.Prepare({claim.uid, claim.namespace_name, claim.name});
+  dra_mode::PrepareOutcome outcome =
+      preparer_.Prepare({claim.uid, claim.namespace_name, claim.name});
   if (ServeMetrics* metrics = metrics_.load()) {
     metrics->registry().RecordDraPrepare(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -23,8 +24,8 @@ rpc::DraPrepareAnswer DraCalls::Prepare(const rpc::DraClaimRef& claim) {
                  EscapeAndTruncate(claim.name, 256), outcome.error);
   }
   for (auto& device : outcome.devices) {
-    answer.devices.push_back({{device.request}, device.pool, device.device_name,
-                              std::move(device.cdi_device_ids)});
+    answer.devices.push_back(
+        {{device.request}, device.pool, device.device_name, std::move(device.cdi_device_ids)});
   }
   return answer;
 }

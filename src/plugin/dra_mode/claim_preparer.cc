@@ -46,13 +46,14 @@ ClaimPreparer::ClaimPreparer(core::PluginCore& core, KubeApi& api, DraSettings s
 
 PrepareOutcome ClaimPreparer::Prepare(const ClaimKey& claim) {
   std::optional<sm::PrepareClaim> command = RepeatedClaimCommand(claim);
+  const bool repeated = command.has_value();
   if (!command) {
     // The GET happens outside the operation lock: a slow API server must not stall the others.
     auto fetched = NewClaimCommand(claim);
     if (!fetched.ok()) return {{}, fetched.status().message()};
     command = std::move(fetched).value();
   }
-  return RunPrepare(std::move(*command));
+  return RunPrepare(std::move(*command), repeated);
 }
 
 Result<sm::PrepareClaim> ClaimPreparer::NewClaimCommand(const ClaimKey& claim) {
@@ -103,11 +104,14 @@ std::optional<sm::PrepareClaim> ClaimPreparer::RepeatedClaimCommand(const ClaimK
   return command;
 }
 
-PrepareOutcome ClaimPreparer::RunPrepare(sm::PrepareClaim command) {
+PrepareOutcome ClaimPreparer::RunPrepare(sm::PrepareClaim command, bool repeated) {
   const std::string uid = command.claim.uid();
   const std::string text = KeyText({uid, command.claim.namespace_(), command.claim.name()});
   auto ran = core_.Exclusive(
       [&](core::SagaRunner& sagas, core::FabricSync& fabric) -> Result<core::SagaResult> {
+        // A repeated Prepare re-checks what the claim stands on: a partition FM lost shows up
+        // as drift here, and the saga below activates it again (journaled first).
+        if (repeated && core_.fabric_managed()) fabric.Sync(false, {});
         command.now = core_.Now();
         GFP_ASSIGN_OR_RETURN(core::SagaResult saga, sagas.Run(command));
         if (!saga.refusal.empty() && saga.fm_in_use) {

@@ -56,8 +56,9 @@ class ClaimPreparer {
   // The command for a claim the journal holds: from the journal, with whether its files are
   // all in place; std::nullopt when it holds none.
   std::optional<sm::PrepareClaim> RepeatedClaimCommand(const ClaimKey& claim);
-  // Runs the saga (once more after FM_ST_IN_USE, as Allocate does), then writes the files.
-  PrepareOutcome RunPrepare(sm::PrepareClaim command);
+  // Runs the saga (once more after FM_ST_IN_USE, as Allocate does), then writes the files. A
+  // repeated Prepare syncs FM first, so a partition FM lost is activated again.
+  PrepareOutcome RunPrepare(sm::PrepareClaim command, bool repeated);
   Status WriteFilesAndRecord(const std::string& uid);
   Status RemoveFilesAndRecord(const std::string& uid);
   PrepareOutcome Answer(const std::string& uid);
