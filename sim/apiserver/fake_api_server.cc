@@ -1,8 +1,11 @@
 #include "sim/apiserver/fake_api_server.h"
 
 #include <civetweb.h>
+#include <dlfcn.h>
 
 #include <mutex>
+
+#include "sim/apiserver/civetweb_stop.h"
 
 namespace gfp::apisim {
 namespace {
@@ -16,10 +19,22 @@ int KeepLog(const mg_connection*, const char* message) {
   return 1;  // civetweb prints nothing itself
 }
 
-void InitCivetwebOnce() {
+// Loads the OpenSSL 3 shim (openssl3_shim.cc), then OpenSSL into civetweb, once per process.
+Status InitCivetwebOnce() {
   static std::once_flag once;
-  // Loads OpenSSL into civetweb (it opens libssl itself) for every server after.
-  std::call_once(once, [] { mg_init_library(MG_FEATURES_SSL); });
+  static std::string error;
+  std::call_once(once, [] {
+    if (::dlopen(GFP_APISIM_OPENSSL3_SHIM, RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      const char* why = ::dlerror();
+      error = std::string("fake API server: cannot load ") + GFP_APISIM_OPENSSL3_SHIM + ": " +
+              (why ? why : "unknown error");
+      return;
+    }
+    if ((mg_init_library(MG_FEATURES_SSL) & MG_FEATURES_SSL) == 0) {
+      error = "fake API server: civetweb could not load OpenSSL (libssl.so, libcrypto.so)";
+    }
+  });
+  return error.empty() ? Status::Ok() : Unavailable(error);
 }
 
 }  // namespace
@@ -28,7 +43,7 @@ Result<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(Options options) {
   if (!(mg_check_feature(MG_FEATURES_SSL) & MG_FEATURES_SSL)) {
     return Unavailable("fake API server: this civetweb was built without TLS");
   }
-  InitCivetwebOnce();
+  GFP_RETURN_IF_ERROR(InitCivetwebOnce());
   std::unique_ptr<FakeApiServer> server(new FakeApiServer(std::move(options)));
   server->token_ = server->options_.token;
   const std::string threads = std::to_string(server->options_.threads);
@@ -63,7 +78,7 @@ Result<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(Options options) {
 FakeApiServer::~FakeApiServer() {
   // Every handler loop checks stopping_ at least every 50 ms, so mg_stop's join is quick.
   stopping_ = true;
-  if (context_) mg_stop(context_);
+  if (context_) StopPromptly(context_, port_);
 }
 
 std::string FakeApiServer::url() const { return "https://127.0.0.1:" + std::to_string(port_); }

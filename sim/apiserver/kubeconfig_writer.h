@@ -11,9 +11,9 @@
 namespace gfp::apisim {
 
 struct KubeconfigCredential {
-  std::filesystem::path token_file;        // either this
-  std::filesystem::path client_cert_file;  // or these two
-  std::filesystem::path client_key_file;
+  std::filesystem::path token_file = {};        // either this
+  std::filesystem::path client_cert_file = {};  // or these two
+  std::filesystem::path client_key_file = {};
 };
 
 Status WriteKubeconfig(const std::filesystem::path& path, const std::string& server_url,

@@ -83,8 +83,11 @@ Answer ObjectStore::CreateSlice(json slice) {
   }
   if (auto missing = MissingField(slice, name)) return *missing;
   if (slices_.count(name) != 0) {
-    return {409, StatusObject(409, "resourceslices.resource.k8s.io \"" + name + "\" already exists",
-                              name, "resourceslices")};
+    json status =
+        StatusObject(409, "resourceslices.resource.k8s.io \"" + name + "\" already exists", name,
+                     "resourceslices");
+    status["reason"] = "AlreadyExists";  // a 409 that is not a Conflict
+    return {409, std::move(status)};
   }
   slice["kind"] = "ResourceSlice";
   slice["apiVersion"] = "resource.k8s.io/v1";
