@@ -9,6 +9,7 @@
 
 #include "adapters/apiserver/list_watch.h"
 #include "integration/apiserver/fake_server_fixture.h"
+#include "unit/apiserver/log_capture.h"
 
 namespace gfp::adapters::apiserver::testing {
 namespace {
@@ -224,6 +225,31 @@ TEST_F(WatchTest, ListWatcherRelistsOnAnHttp410AndBacksOffAfterAHugeEvent) {
   watcher.Stop();
   EXPECT_EQ(Sleeps(), std::vector<long long>{199});  // one failure: the huge event
   EXPECT_EQ(changes.latest().count("huge"), 0u);
+}
+
+TEST_F(WatchTest, ListWatcherBacksOffWhileForbiddenAndWarnsOncePerReason) {
+  LogCapture log;
+  server_->SetForbidden("list", "resourceslices", true);
+  auto client = Client();
+  Changes changes;
+  ListWatcher watcher(*client, NodeSlices(), [&](const ObjectsByName& o) { changes.Record(o); });
+  watcher.Start();
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (Sleeps().size() < 3 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  server_->SetForbidden("list", "resourceslices", false);
+  Create("mine-1");
+  ASSERT_TRUE(changes.WaitFor([](const ObjectsByName& o) { return o.size() == 1; }));
+  watcher.Stop();
+  const auto sleeps = Sleeps();
+  ASSERT_GE(sleeps.size(), 3u);
+  EXPECT_EQ(std::vector<long long>(sleeps.begin(), sleeps.begin() + 3),
+            (std::vector<long long>{199, 399, 799}));
+  EXPECT_EQ(log.Count("warning", "resourceslices watcher: list resourceslices answered HTTP 403"),
+            1)
+      << log.text();
+  EXPECT_EQ(log.Count("error", "list resourceslices with 403 Forbidden"), 1) << log.text();
 }
 
 }  // namespace
