@@ -66,6 +66,7 @@ std::string ListWatcher::Query(bool watch) const {
 void ListWatcher::Run() {
   int failures = 0;
   bool relist = true;
+  std::string last_failure;
   while (!stop_.stopped() && !client_.cancelled()) {
     Status status = relist ? List() : Status::Ok();
     if (status.ok()) {
@@ -75,9 +76,16 @@ void ListWatcher::Run() {
     if (stop_.stopped() || client_.cancelled()) break;
     if (status.ok()) {  // the stream ended or the version is gone: resume or relist now
       failures = 0;
+      last_failure.clear();
       continue;
     }
-    spdlog::warn("{} watcher: {}", options_.resource, status.message());
+    // Once per change of reason, like 401/403: an outage must not flood the log.
+    if (status.message() != last_failure) {
+      spdlog::warn("{} watcher: {}; retrying with backoff", options_.resource, status.message());
+      last_failure = status.message();
+    } else {
+      spdlog::debug("{} watcher: {}; retrying with backoff", options_.resource, status.message());
+    }
     if (!client_.Backoff(++failures, &stop_)) break;
   }
 }

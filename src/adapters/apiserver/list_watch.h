@@ -33,7 +33,8 @@ class ListWatcher {
   using OnChange = std::function<void(const ObjectsByName& objects)>;
 
   // `client` must outlive the watcher. on_change runs on the watcher's thread after every
-  // change and every (re)list, with the whole collection.
+  // change and every (re)list, with the whole collection; it must not call Stop() (a thread
+  // cannot join itself). Failures are logged at warning level once per change of reason.
   ListWatcher(ApiClient& client, ListWatchOptions options, OnChange on_change);
   ~ListWatcher();
   ListWatcher(const ListWatcher&) = delete;
