@@ -25,6 +25,7 @@
 //    changes), each timed until the fake API server holds a slice of a higher pool generation.
 // 4. Steady state of serve in DRA mode (default intervals, one 4-GPU claim prepared): RSS and CPU
 //    % of one core from /proc, as bench_plugin measures device-plugin mode.
+#include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -32,12 +33,12 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -176,7 +177,9 @@ std::unique_ptr<gfp::simworld::ProcessWorld> StartWorld(const fs::path& dir, con
 }
 
 gfp::kubelet::DraClaim Ref(const Json& claim) {
-  return {claim["metadata"]["uid"], claim["metadata"]["namespace"], claim["metadata"]["name"]};
+  return {claim["metadata"]["uid"].get<std::string>(),
+          claim["metadata"]["namespace"].get<std::string>(),
+          claim["metadata"]["name"].get<std::string>()};
 }
 
 // The stand-in scheduler allocates an fm-4gpu claim; the API server stores it.
@@ -214,6 +217,7 @@ void CallOrDie(gfp::simworld::ProcessWorld& world, const Json& claim, bool prepa
 
 struct PrepareRun {
   std::vector<double> prepare_us, unprepare_us, commit_us;
+  double files = 0;    // regular files a Prepare left (CDI specs, device metadata)
   double commits = 0;  // distinct event times journaled inside the Prepare windows
   double prepare_requests = 0, prepare_claim_gets = 0, prepare_slice_writes = 0;
   double unprepare_requests = 0;
@@ -223,6 +227,45 @@ struct PrepareRun {
 int SliceWrites(const gfp::apisim::FakeApiServer& api) {
   return api.CallCount("create", "resourceslices") + api.CallCount("update", "resourceslices") +
          api.CallCount("patch", "resourceslices");
+}
+
+// Regular files under the CDI directory and the driver's plugin directory (its sockets and the
+// files' staging directories aside): what the prepared claims left.
+std::size_t ClaimFileCount(const gfp::simworld::ProcessWorld& world) {
+  std::size_t n = 0;
+  for (const fs::path& root :
+       {world.setup().cdi_dir(), world.setup().kubelet_plugins_dir() / kDriver}) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(root, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (it->is_regular_file() && name.find(".tmp") == std::string::npos) ++n;
+    }
+  }
+  return n;
+}
+
+// One file written as a durable atomic replacement (temp file, fsync, rename, directory fsync)
+// in `dir`, as the claim files are: median.
+double DurableFileWriteMicros(const fs::path& dir, int samples) {
+  fs::create_directories(dir);
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir_fd < 0) Die("cannot open " + dir.string());
+  const std::string body(1024, 'j');
+  std::vector<double> took;
+  for (int i = -3; i < samples; ++i) {
+    const fs::path tmp = dir / "file.json.tmp";
+    const auto start = Clock::now();
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || ::write(fd, body.data(), body.size()) != static_cast<ssize_t>(body.size()) ||
+        ::fsync(fd) != 0 || ::close(fd) != 0 ||
+        ::rename(tmp.c_str(), (dir / "file.json").c_str()) != 0 || ::fsync(dir_fd) != 0) {
+      Die("durable write in " + dir.string() + " failed");
+    }
+    if (i >= 0) took.push_back(Micros(Clock::now() - start));
+  }
+  ::close(dir_fd);
+  return Percentile(took, 0.5);
 }
 
 // One timed Prepare then Unprepare of `claim`, recorded into `run` when `record`.
@@ -239,6 +282,7 @@ void PrepareAndUnprepare(gfp::simworld::ProcessWorld& world, BaselineDb& baselin
   const double requests = static_cast<double>(api.Requests().size());
   const double gets = api.CallCount("get", "resourceclaims");
   const double slice_writes = SliceWrites(api);
+  if (!record) run.files = static_cast<double>(ClaimFileCount(world));
   std::set<std::int64_t> times;
   for (std::int64_t t : journal.Poll()) {
     if (t >= unix0 && t <= unix1) times.insert(t);
@@ -272,7 +316,8 @@ PrepareRun RunPrepares(gfp::simworld::ProcessWorld& world, BaselineDb& baseline,
     for (const Json* claim : {&a, &b}) {
       PrepareAndUnprepare(world, baseline, journal, *claim, round >= 0, run);
       scheduler.Release(*claim);
-      world.api().DeleteClaim((*claim)["metadata"]["namespace"], (*claim)["metadata"]["name"]);
+      world.api().DeleteClaim((*claim)["metadata"]["namespace"].get<std::string>(),
+                              (*claim)["metadata"]["name"].get<std::string>());
     }
   }
   if (auto s = world.FabricMatchesJournal(); !s.ok()) Die("after the Prepares: " + s.message());
@@ -293,8 +338,9 @@ double EmptyDraRoundTrip(gfp::simworld::ProcessWorld& world, int samples) {
 }
 
 // One GET of a stored claim over HTTPS with the product's ApiClient and serve's kubeconfig
-// (one connection, kept alive like serve's), median.
-double ClaimGetRoundTrip(gfp::simworld::ProcessWorld& world, int samples) {
+// (one connection, kept alive), median; and with a new connection per GET.
+double ClaimGetRoundTrip(gfp::simworld::ProcessWorld& world, int samples,
+                         double* new_connection_us) {
   gfp::simworld::ClaimScheduler scheduler(kDriver, kNodeName);
   const Json claim = ScheduleClaim(world, scheduler, "vm-get");
   auto config = gfp::adapters::apiserver::LoadKubeconfig(world.setup().kubeconfig);
@@ -314,7 +360,20 @@ double ClaimGetRoundTrip(gfp::simworld::ProcessWorld& world, int samples) {
     if (!answer.ok() || answer->code != 200) Die("GET " + get.path + " failed");
     if (i >= 0) latency.push_back(took);
   }
-  world.api().DeleteClaim(claim["metadata"]["namespace"], claim["metadata"]["name"]);
+  // The same with a new client (a new connection and TLS handshake) per GET.
+  std::vector<double> fresh;
+  for (int i = -2; i < std::min(samples, 30); ++i) {
+    const auto start = Clock::now();
+    auto one = gfp::adapters::apiserver::ApiClient::Create(*config);
+    if (!one.ok()) Die(one.status().message());
+    auto answer = (*one)->Call(get);
+    const double took = Micros(Clock::now() - start);
+    if (!answer.ok() || answer->code != 200) Die("GET " + get.path + " failed");
+    if (i >= 0) fresh.push_back(took);
+  }
+  *new_connection_us = Percentile(fresh, 0.5);
+  world.api().DeleteClaim(claim["metadata"]["namespace"].get<std::string>(),
+                          claim["metadata"]["name"].get<std::string>());
   return Percentile(latency, 0.5);
 }
 
@@ -355,23 +414,46 @@ double FmActivateMicros(const fs::path& fm_dir, int samples) {
   return Percentile(activate, 0.5);
 }
 
-void ReportPrepares(const PrepareRun& run, double rtt, double get, double fm) {
-  const double commit = Percentile(run.commit_us, 0.5);
-  const double per_call = run.commits / run.Calls();
-  const double floor = per_call * commit + rtt + get + fm;
-  const double p50 = Percentile(run.prepare_us, 0.5);
-  const double p99 = Percentile(run.prepare_us, 0.99);
-  Row("durable 1-row SQLite commit, median", Fmt("%.1f us", commit),
+// The floor's parts and the breakdown's, measured after the Prepares in the same run.
+struct FloorParts {
+  double rtt = 0;         // empty NodePrepareResources round trip
+  double get = 0;         // one claim GET, kept-alive connection
+  double get_new = 0;     // one claim GET with a new connection (TLS handshake)
+  double fm = 0;          // one FM activation
+  double file_write = 0;  // one durable atomic file write
+};
+
+// What one run comes to.
+struct PrepareSummary {
+  double commit, per_call, floor, p50, p99, unprepare_p50, files_us;
+  PrepareSummary(const PrepareRun& run, const FloorParts& f)
+      : commit(Percentile(run.commit_us, 0.5)),
+        per_call(run.commits / run.Calls()),
+        floor(per_call * commit + f.rtt + f.get + f.fm),
+        p50(Percentile(run.prepare_us, 0.5)),
+        p99(Percentile(run.prepare_us, 0.99)),
+        unprepare_p50(Percentile(run.unprepare_us, 0.5)),
+        files_us(run.files * f.file_write) {}
+};
+
+void PrintPrepareRows(const PrepareRun& run, const FloorParts& f, const PrepareSummary& m) {
+  Row("durable 1-row SQLite commit, median", Fmt("%.1f us", m.commit),
       "baseline, WAL+FULL, same dir");
-  Row("NodePrepareResources 4 GPUs, p50 / p99", Fmt("%.0f", p50) + "/" + Fmt("%.0f us", p99),
-      Fmt("%.2fx commit", p50 / commit) + Fmt("; floor + %.0f us", p50 - floor) +
-          (p50 <= floor + 150 ? " (<= 150: met)" : " (<= 150: MISSED)"));
-  Row("  floor: commits x commit + DRA rtt + GET + FM", Fmt("%.0f us", floor),
-      Fmt("%.2f", per_call) + Fmt(" x %.0f", commit) + Fmt(" + %.0f", rtt) + Fmt(" + %.0f", get) +
-          Fmt(" + %.1f us", fm));
+  Row("NodePrepareResources 4 GPUs, p50 / p99", Fmt("%.0f", m.p50) + "/" + Fmt("%.0f us", m.p99),
+      Fmt("%.2fx commit", m.p50 / m.commit) + Fmt("; floor + %.0f us", m.p50 - m.floor) +
+          (m.p50 <= m.floor + 150 ? " (<= 150: met)" : " (<= 150: MISSED)"));
+  Row("  floor: commits x commit + DRA rtt + GET + FM", Fmt("%.0f us", m.floor),
+      Fmt("%.2f", m.per_call) + Fmt(" x %.0f", m.commit) + Fmt(" + %.0f", f.rtt) +
+          Fmt(" + %.0f", f.get) + Fmt(" + %.1f us", f.fm));
+  Row("  beyond the floor: claim files x durable write", Fmt("%.0f us", m.files_us),
+      Fmt("%.0f files", run.files) +
+          Fmt(" x %.0f us (write, fsync, rename, dir fsync)", f.file_write));
+  Row("  beyond the floor: GET on a new connection", Fmt("+%.0f us", f.get_new - f.get),
+      Fmt("%.0f us with a TLS handshake", f.get_new) + Fmt(" vs %.0f kept alive", f.get));
+  Row("  beyond the floor: the rest", Fmt("%.0f us", m.p50 - m.floor - m.files_us),
+      "the plugin's own work (and a new connection, if any)");
   Row("NodeUnprepareResources, p50 / p99",
-      Fmt("%.0f", Percentile(run.unprepare_us, 0.5)) + "/" +
-          Fmt("%.0f us", Percentile(run.unprepare_us, 0.99)),
+      Fmt("%.0f", m.unprepare_p50) + "/" + Fmt("%.0f us", Percentile(run.unprepare_us, 0.99)),
       "deactivation, journal, files removed");
   Row("API requests per Prepare (claim GETs; slice writes)",
       Fmt("%.2f", run.prepare_requests / run.Calls()) +
@@ -379,29 +461,39 @@ void ReportPrepares(const PrepareRun& run, double rtt, double get, double fm) {
           Fmt(" %.2f)", run.prepare_slice_writes / run.Calls()),
       "target 1 (the claim GET), no slice write");
   Row("API requests per Unprepare", Fmt("%.2f", run.unprepare_requests / run.Calls()), "target 0");
+}
+
+void Report(const std::string& id, const std::string& name, double value, const std::string& unit,
+            const std::string& note) {
+  gfp::bench::Figures().Add(Figure{id, name, value, unit, Goal::kReport, 0, note, ""});
+}
+
+void AddPrepareFigures(const PrepareRun& run, const FloorParts& f, const PrepareSummary& m) {
   auto& figures = gfp::bench::Figures();
   const std::string basis = Fmt("%.0f first Prepares of new 4-GPU claims", run.Calls());
+  figures.Add(
+      gfp::bench::Spec7Figure("prepare_beyond_floor_us", m.p50 - m.floor,
+                              Fmt("median %.0f us", m.p50) + Fmt(" - floor %.0f us (", m.floor) +
+                                  Fmt("%.2f commits", m.per_call) + Fmt(" x %.0f us", m.commit) +
+                                  Fmt(" + DRA rtt %.0f", f.rtt) + Fmt(" + claim GET %.0f", f.get) +
+                                  Fmt(" + FM %.1f us); ", f.fm) + basis));
+  figures.Add(gfp::bench::Spec7Figure("prepare_disk_vs_commit", m.p50 / m.commit,
+                                      Fmt("median %.0f us", m.p50) + Fmt(", p99 %.0f us", m.p99) +
+                                          Fmt(" / commit %.0f us", m.commit)));
   figures.Add(gfp::bench::Spec7Figure(
-      "prepare_beyond_floor_us", p50 - floor,
-      Fmt("median %.0f us", p50) + Fmt(" - floor %.0f us (", floor) +
-          Fmt("%.2f commits", per_call) + Fmt(" x %.0f us", commit) + Fmt(" + DRA rtt %.0f", rtt) +
-          Fmt(" + claim GET %.0f", get) + Fmt(" + FM %.1f us); ", fm) + basis));
-  figures.Add(gfp::bench::Spec7Figure(
-      "prepare_disk_vs_commit", p50 / commit,
-      Fmt("median %.0f us", p50) + Fmt(", p99 %.0f us", p99) + Fmt(" / commit %.0f us", commit)));
-  figures.Add(gfp::bench::Spec7Figure("api_calls_per_prepare", run.prepare_requests / run.Calls(),
-                                      "every request the fake API server logged in the call; "
-                                      "--reconcile-interval=1h; " +
-                                          basis));
+      "api_calls_per_prepare", run.prepare_requests / run.Calls(),
+      "every request the fake API server logged in the call; --reconcile-interval=1h; " + basis));
   figures.Add(gfp::bench::Spec7Figure("api_calls_per_unprepare",
                                       run.unprepare_requests / run.Calls(),
                                       "every request logged in the call; --reconcile-interval=1h"));
-  figures.Add(Figure{"prepare_p99_us", "NodePrepareResources 4 GPUs, p99", p99, "us", Goal::kReport,
-                     0, basis, ""});
-  figures.Add(Figure{"prepare_floor_us", "NodePrepareResources floor", floor, "us", Goal::kReport,
-                     0, "commits x commit + DRA rtt + claim GET + FM activation", ""});
-  figures.Add(Figure{"unprepare_median_us", "NodeUnprepareResources, median",
-                     Percentile(run.unprepare_us, 0.5), "us", Goal::kReport, 0, "", ""});
+  Report("prepare_p99_us", "NodePrepareResources 4 GPUs, p99", m.p99, "us", basis);
+  Report("prepare_floor_us", "NodePrepareResources floor", m.floor, "us",
+         "commits x commit + DRA rtt + claim GET (kept alive) + FM activation");
+  Report("prepare_breakdown_files_us", "NodePrepareResources breakdown: claim files", m.files_us,
+         "us", Fmt("%.0f files", run.files) + Fmt(" x %.0f us durable write", f.file_write));
+  Report("prepare_breakdown_get_new_connection_us", "claim GET on a new connection", f.get_new,
+         "us", Fmt("kept alive: %.0f us", f.get));
+  Report("unprepare_median_us", "NodeUnprepareResources, median", m.unprepare_p50, "us", "");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -441,10 +533,9 @@ void BenchRepublish(gfp::simworld::ProcessWorld& world, int samples) {
       Fmt("%.1f", p50) + "/" + Fmt("%.1f ms", worst),
       std::string("<= 1 s: ") + (worst <= 1000 ? "met" : "MISSED") +
           Fmt(" (%.0f changes)", static_cast<double>(ms.size())));
-  const std::string note =
-      Fmt("%.0f changes: a GPU's /dev/vfio/<group> removed or recreated, "
-          "until the API server holds the next generation (polled 0.5 ms)",
-          static_cast<double>(ms.size()));
+  const std::string note = Fmt("%.0f changes", static_cast<double>(ms.size())) +
+                           ": a GPU's /dev/vfio/<group> removed or recreated, until the API "
+                           "server holds the next pool generation (polled every 0.5 ms)";
   gfp::bench::Figures().Add(gfp::bench::Spec7Figure("slice_republish_max_ms", worst, note));
   gfp::bench::Figures().Add(Figure{"slice_republish_p50_ms", "Slice republish after a change, p50",
                                    p50, "ms", Goal::kReport, 0, note, ""});
@@ -531,10 +622,14 @@ int main(int argc, char** argv) {
     BaselineDb baseline(work / "prepare" / "baseline.db");
     const PrepareRun run = RunPrepares(*world, baseline, samples);
     const int floor_samples = std::max(samples, 50);
-    const double rtt = EmptyDraRoundTrip(*world, floor_samples);
-    const double get = ClaimGetRoundTrip(*world, floor_samples);
-    const double fm = FmActivateMicros(fm_dir.empty() ? work : fm_dir, floor_samples);
-    ReportPrepares(run, rtt, get, fm);
+    FloorParts floor;
+    floor.rtt = EmptyDraRoundTrip(*world, floor_samples);
+    floor.get = ClaimGetRoundTrip(*world, floor_samples, &floor.get_new);
+    floor.fm = FmActivateMicros(fm_dir.empty() ? work : fm_dir, floor_samples);
+    floor.file_write = DurableFileWriteMicros(work / "prepare" / "file-floor", floor_samples);
+    const PrepareSummary summary(run, floor);
+    PrintPrepareRows(run, floor, summary);
+    AddPrepareFigures(run, floor, summary);
     BenchRepublish(*world, republish_samples);
   }
   BenchSteadyState(work / "steady", fm_dir, steady_seconds, settle);
