@@ -245,8 +245,8 @@ std::size_t ClaimFileCount(const gfp::simworld::ProcessWorld& world) {
   return n;
 }
 
-// One file written as a durable atomic replacement (temp file, fsync, rename, directory fsync)
-// in `dir`, as the claim files are: median.
+// One new file written durably and atomically (temp file, fsync, rename, directory fsync) in
+// `dir`, as the claim files are: median.
 double DurableFileWriteMicros(const fs::path& dir, int samples) {
   fs::create_directories(dir);
   const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
@@ -254,12 +254,14 @@ double DurableFileWriteMicros(const fs::path& dir, int samples) {
   const std::string body(1024, 'j');
   std::vector<double> took;
   for (int i = -3; i < samples; ++i) {
+    // A new name each time, as each claim's files are (their Unprepare removes them).
     const fs::path tmp = dir / "file.json.tmp";
+    const fs::path target = dir / ("file-" + std::to_string(i + 3) + ".json");
     const auto start = Clock::now();
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 || ::write(fd, body.data(), body.size()) != static_cast<ssize_t>(body.size()) ||
-        ::fsync(fd) != 0 || ::close(fd) != 0 ||
-        ::rename(tmp.c_str(), (dir / "file.json").c_str()) != 0 || ::fsync(dir_fd) != 0) {
+        ::fsync(fd) != 0 || ::close(fd) != 0 || ::rename(tmp.c_str(), target.c_str()) != 0 ||
+        ::fsync(dir_fd) != 0) {
       Die("durable write in " + dir.string() + " failed");
     }
     if (i >= 0) took.push_back(Micros(Clock::now() - start));
