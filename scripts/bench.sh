@@ -40,6 +40,7 @@ benches=(
   "statemachine/bench_statemachine|--quick"
   "plugin/bench_plugin|--quick"
   "history/bench_history|--quick"
+  "dra/bench_dra|--quick"
 )
 jsons=()
 for entry in "${benches[@]}"; do

@@ -16,6 +16,7 @@ ServeSetup SetupFor(const ProcessWorldOptions& options) {
   setup.reconcile_interval = options.reconcile_interval;
   setup.release_grace = options.release_grace;
   setup.dra = options.dra;
+  setup.fm_state_file = options.fm_state_file;
   return setup;
 }
 

@@ -35,6 +35,8 @@ struct ProcessWorldOptions {
   std::string node_name = "demo-hgx-h100";
   // serve --mode=dra against a fake API server and the fake kubelet's DRA side (dra_parts.h).
   bool dra = false;
+  // The simulated FM's state file elsewhere than in `dir` (e.g. on tmpfs, the benchmarks).
+  std::filesystem::path fm_state_file;
 };
 
 class ProcessWorld {

@@ -1,0 +1,647 @@
+// DRA-mode benchmark (SPEC §7, §11 "Performance"). Prints one table of measurements, then the
+// SPEC §7 figures it measured; timing never makes it fail, a broken call does (exit 2).
+//
+//   bench_dra [--quick] [--json PATH] [--dir DIR] [--samples N] [--republish-samples N]
+//             [--steady-seconds S] [--keep]
+//
+// Everything runs for real, in the one simulated world (sim/world ProcessWorld, dra = true):
+// `gpu-fabric-plugin serve --mode=dra` as a child process on an HGX H100 node, the fake API server
+// over HTTPS, the fake kubelet's DRA side over gRPC on Unix sockets, the stand-in scheduler, the
+// simulated FM with no injected latency (its state file on /dev/shm when it exists, so a call
+// costs no I/O) and a durable journal in the work dir (the disk measured).
+//
+// 1. NodePrepareResources of a 4-GPU claim as kubelet sees it (the fake DRA kubelet's call), a
+//    first Prepare (one claim GET, the FM activation, journal, CDI and metadata files), then its
+//    Unprepare; the two 4-GPU partitions of the table in turn, new claims every round. The floor,
+//    as bench_plugin's for Allocate: commits per Prepare (distinct event times it journaled) x a
+//    durable single-row SQLite commit on the same disk (interleaved with the calls) + one empty
+//    DRA round trip (NodePrepareResources of no claim) + one claim GET over HTTPS (this process's
+//    own ApiClient, the product's) + one FM activation (the simulated FM called in this process).
+//    Target: median <= floor + 150 us (SPEC §7); also reported as a ratio to one commit.
+// 2. API calls per Prepare (target 1: the claim GET) and per Unprepare (target 0): every request
+//    the fake API server logged during the call; serve runs with --reconcile-interval=1h so
+//    reconciliation's periodic GETs stay out of the windows.
+// 3. Slice republish latency: a GPU's /dev/vfio/<group> node removed, then recreated (health
+//    changes), each timed until the fake API server holds a slice of a higher pool generation.
+// 4. Steady state of serve in DRA mode (default intervals, one 4-GPU claim prepared): RSS and CPU
+//    % of one core from /proc, as bench_plugin measures device-plugin mode.
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "adapters/apiserver/api_client.h"
+#include "adapters/apiserver/kubeconfig.h"
+#include "adapters/fm/fabric_manager_library.h"
+#include "adapters/fm/fm_abi.h"
+#include "bench/bench_report.h"
+#include "sim/fm/fm_sim_control.h"
+#include "sim/world/claim_scheduler.h"
+#include "sim/world/process_world.h"
+#include "store/journal.h"
+
+namespace {
+
+using gfp::bench::Die;
+using gfp::bench::Figure;
+using gfp::bench::Fmt;
+using gfp::bench::Goal;
+using gfp::bench::Percentile;
+using gfp::bench::Row;
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr const char* kDriver = "gpu-fabric-plugin.io";
+constexpr const char* kNodeName = "bench-node";
+
+double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+std::int64_t NowUnixMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// CPU time (user + system, all threads) of process `pid` in us, through its CPU-time clock.
+double CpuMicrosOf(pid_t pid) {
+  clockid_t clock{};
+  timespec t{};
+  if (::clock_getcpuclockid(pid, &clock) != 0 || ::clock_gettime(clock, &t) != 0) {
+    Die("cannot read the CPU time of process " + std::to_string(pid));
+  }
+  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
+}
+
+double RssMibOf(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return 0;
+}
+
+// One durable single-row commit with the journal's pragmas (WAL, synchronous=FULL): the fsync
+// floor, as bench_plugin's baseline.
+class BaselineDb {
+ public:
+  explicit BaselineDb(const fs::path& p) {
+    if (sqlite3_open(p.c_str(), &db_) != SQLITE_OK) Die("cannot open baseline " + p.string());
+    const char* setup =
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB NOT NULL);";
+    if (sqlite3_exec(db_, setup, nullptr, nullptr, nullptr) != SQLITE_OK) Die(sqlite3_errmsg(db_));
+    sqlite3_prepare_v2(db_, "INSERT INTO t(v) VALUES(?1)", -1, &stmt_, nullptr);
+  }
+  ~BaselineDb() {
+    sqlite3_finalize(stmt_);
+    sqlite3_close(db_);
+  }
+  double OneMicros() {
+    const std::string payload(96, 'p');
+    const auto start = Clock::now();
+    sqlite3_bind_blob(stmt_, 1, payload.data(), static_cast<int>(payload.size()), SQLITE_STATIC);
+    if (sqlite3_step(stmt_) != SQLITE_DONE) Die(sqlite3_errmsg(db_));
+    sqlite3_reset(stmt_);
+    return Micros(Clock::now() - start);
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// The event times serve journaled since the last call (read-only: never blocks the writer).
+class JournalTimes {
+ public:
+  explicit JournalTimes(const fs::path& path) {
+    auto journal = gfp::store::Journal::Open(path, gfp::store::OpenMode::kReadOnly);
+    if (!journal.ok()) Die(journal.status().message());
+    journal_ = std::move(journal).value();
+    (void)Poll();
+  }
+  std::vector<std::int64_t> Poll() {
+    std::vector<std::int64_t> times;
+    auto read = journal_->ForEach(last_seq_ + 1, 0, [&](const gfp::store::StoredEvent& e) {
+      last_seq_ = e.seq;
+      times.push_back(e.time_unix_micros);
+      return gfp::Status::Ok();
+    });
+    if (!read.ok()) Die("reading the journal: " + read.message());
+    return times;
+  }
+
+ private:
+  std::unique_ptr<gfp::store::Journal> journal_;
+  std::uint64_t last_seq_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The world: serve --mode=dra and its fakes.
+
+std::unique_ptr<gfp::simworld::ProcessWorld> StartWorld(const fs::path& dir, const fs::path& fm_dir,
+                                                        std::chrono::milliseconds reconcile) {
+  gfp::simworld::ProcessWorldOptions options;
+  options.dir = dir;
+  options.fm_library = GFP_BENCH_NVFM_SIM;
+  options.plugin_binary = GFP_BENCH_PLUGIN_BINARY;
+  options.reconcile_interval = reconcile;
+  options.release_grace = std::chrono::seconds(30);  // serve's default
+  options.node_name = kNodeName;
+  options.dra = true;
+  if (!fm_dir.empty()) options.fm_state_file = fm_dir / (dir.filename().string() + "-fm.state");
+  fs::create_directories(dir);
+  auto world = gfp::simworld::ProcessWorld::Create(options);
+  if (!world.ok()) Die("world: " + world.status().message());
+  if (auto s = (*world)->StartPlugin(); !s.ok()) Die("serve: " + s.message());
+  if (auto s = (*world)->WaitDraRegisteredAndPublished(); !s.ok()) {
+    Die("serve --mode=dra did not register and publish: " + s.message() + " (see " +
+        (*world)->log_path().string() + ")");
+  }
+  return std::move(world).value();
+}
+
+gfp::kubelet::DraClaim Ref(const Json& claim) {
+  return {claim["metadata"]["uid"].get<std::string>(),
+          claim["metadata"]["namespace"].get<std::string>(),
+          claim["metadata"]["name"].get<std::string>()};
+}
+
+// The stand-in scheduler allocates an fm-4gpu claim; the API server stores it.
+Json ScheduleClaim(gfp::simworld::ProcessWorld& world, gfp::simworld::ClaimScheduler& scheduler,
+                   const std::string& name) {
+  gfp::simworld::ClaimRequest request;
+  request.name = name;
+  request.gpus = 4;
+  request.pod = "virt-launcher-" + name;
+  auto claim = scheduler.Allocate(request, world.api().Slices());
+  if (!claim.ok()) Die("the stand-in scheduler: " + claim.status().message());
+  auto stored = world.api().PutClaim(*claim);
+  if (!stored.ok()) Die("PutClaim: " + stored.status().message());
+  return *stored;
+}
+
+// Prepare (or Unprepare) of one claim; dies on any error, as a broken call.
+void CallOrDie(gfp::simworld::ProcessWorld& world, const Json& claim, bool prepare) {
+  const auto ref = Ref(claim);
+  auto out = prepare ? world.dra_kubelet().Prepare({ref}) : world.dra_kubelet().Unprepare({ref});
+  const char* what = prepare ? "NodePrepareResources" : "NodeUnprepareResources";
+  if (!out.ok()) Die(std::string(what) + ": " + out.status.error_message());
+  const auto it = out.response.find(ref.uid);
+  if (it == out.response.end()) Die(std::string(what) + ": no answer for claim " + ref.uid);
+  if (!it->second.error.empty())
+    Die(std::string(what) + " of " + ref.name + ": " + it->second.error);
+  if (prepare && it->second.devices.size() != 4) {
+    Die("NodePrepareResources of " + ref.name + " answered " +
+        std::to_string(it->second.devices.size()) + " devices, not 4");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1 and 2. Prepare and Unprepare, their API calls, and the floor's parts.
+
+struct PrepareRun {
+  std::vector<double> prepare_us, unprepare_us, commit_us;
+  double files = 0;    // regular files a Prepare left (CDI specs, device metadata)
+  double commits = 0;  // distinct event times journaled inside the Prepare windows
+  double prepare_requests = 0, prepare_claim_gets = 0, prepare_slice_writes = 0;
+  double unprepare_requests = 0;
+  double Calls() const { return static_cast<double>(prepare_us.size()); }
+};
+
+int SliceWrites(const gfp::apisim::FakeApiServer& api) {
+  return api.CallCount("create", "resourceslices") + api.CallCount("update", "resourceslices") +
+         api.CallCount("patch", "resourceslices");
+}
+
+// Regular files under the CDI directory and the driver's plugin directory (its sockets and the
+// files' staging directories aside): what the prepared claims left.
+std::size_t ClaimFileCount(const gfp::simworld::ProcessWorld& world) {
+  std::size_t n = 0;
+  for (const fs::path& root :
+       {world.setup().cdi_dir(), world.setup().kubelet_plugins_dir() / kDriver}) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(root, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (it->is_regular_file() && name.find(".tmp") == std::string::npos) ++n;
+    }
+  }
+  return n;
+}
+
+// One new file written durably and atomically (temp file, fsync, rename, directory fsync) in
+// `dir`, as the claim files are: median.
+double DurableFileWriteMicros(const fs::path& dir, int samples) {
+  fs::create_directories(dir);
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir_fd < 0) Die("cannot open " + dir.string());
+  const std::string body(1024, 'j');
+  std::vector<double> took;
+  for (int i = -3; i < samples; ++i) {
+    // A new name each time, as each claim's files are (their Unprepare removes them).
+    const fs::path tmp = dir / "file.json.tmp";
+    const fs::path target = dir / ("file-" + std::to_string(i + 3) + ".json");
+    const auto start = Clock::now();
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || ::write(fd, body.data(), body.size()) != static_cast<ssize_t>(body.size()) ||
+        ::fsync(fd) != 0 || ::close(fd) != 0 || ::rename(tmp.c_str(), target.c_str()) != 0 ||
+        ::fsync(dir_fd) != 0) {
+      Die("durable write in " + dir.string() + " failed");
+    }
+    if (i >= 0) took.push_back(Micros(Clock::now() - start));
+  }
+  ::close(dir_fd);
+  return Percentile(took, 0.5);
+}
+
+// One timed Prepare then Unprepare of `claim`, recorded into `run` when `record`.
+void PrepareAndUnprepare(gfp::simworld::ProcessWorld& world, BaselineDb& baseline,
+                         JournalTimes& journal, const Json& claim, bool record, PrepareRun& run) {
+  auto& api = world.api();
+  const double commit = baseline.OneMicros();  // interleaved: same disk conditions
+  api.ClearRequests();
+  const std::int64_t unix0 = NowUnixMicros();
+  auto start = Clock::now();
+  CallOrDie(world, claim, true);
+  const double prepared = Micros(Clock::now() - start);
+  const std::int64_t unix1 = NowUnixMicros();
+  const double requests = static_cast<double>(api.Requests().size());
+  const double gets = api.CallCount("get", "resourceclaims");
+  const double slice_writes = SliceWrites(api);
+  if (!record) run.files = static_cast<double>(ClaimFileCount(world));
+  std::set<std::int64_t> times;
+  for (std::int64_t t : journal.Poll()) {
+    if (t >= unix0 && t <= unix1) times.insert(t);
+  }
+  api.ClearRequests();
+  start = Clock::now();
+  CallOrDie(world, claim, false);
+  const double unprepared = Micros(Clock::now() - start);
+  const double unprepare_requests = static_cast<double>(api.Requests().size());
+  (void)journal.Poll();
+  if (!record) return;
+  run.commit_us.push_back(commit);
+  run.prepare_us.push_back(prepared);
+  run.unprepare_us.push_back(unprepared);
+  run.commits += static_cast<double>(times.size());
+  run.prepare_requests += requests;
+  run.prepare_claim_gets += gets;
+  run.prepare_slice_writes += slice_writes;
+  run.unprepare_requests += unprepare_requests;
+}
+
+PrepareRun RunPrepares(gfp::simworld::ProcessWorld& world, BaselineDb& baseline, int samples) {
+  JournalTimes journal(world.journal_path());
+  gfp::simworld::ClaimScheduler scheduler(kDriver, kNodeName);
+  PrepareRun run;
+  for (int round = -1; static_cast<int>(run.Calls()) < samples; ++round) {
+    // Both 4-GPU partitions of the table, each with a new claim, so every Prepare is a first one.
+    const std::string tag = std::to_string(round + 1);
+    const Json a = ScheduleClaim(world, scheduler, "vm-a" + tag);
+    const Json b = ScheduleClaim(world, scheduler, "vm-b" + tag);
+    for (const Json* claim : {&a, &b}) {
+      PrepareAndUnprepare(world, baseline, journal, *claim, round >= 0, run);
+      scheduler.Release(*claim);
+      world.api().DeleteClaim((*claim)["metadata"]["namespace"].get<std::string>(),
+                              (*claim)["metadata"]["name"].get<std::string>());
+    }
+  }
+  if (auto s = world.FabricMatchesJournal(); !s.ok()) Die("after the Prepares: " + s.message());
+  return run;
+}
+
+// NodePrepareResources of no claim: the DRA gRPC round trip alone, median.
+double EmptyDraRoundTrip(gfp::simworld::ProcessWorld& world, int samples) {
+  std::vector<double> latency;
+  for (int i = -5; i < samples; ++i) {
+    const auto start = Clock::now();
+    auto out = world.dra_kubelet().Prepare({});
+    const double took = Micros(Clock::now() - start);
+    if (!out.ok()) Die("empty NodePrepareResources: " + out.status.error_message());
+    if (i >= 0) latency.push_back(took);
+  }
+  return Percentile(latency, 0.5);
+}
+
+// One GET of a stored claim over HTTPS with the product's ApiClient and serve's kubeconfig
+// (one connection, kept alive), median; and with a new connection per GET.
+double ClaimGetRoundTrip(gfp::simworld::ProcessWorld& world, int samples,
+                         double* new_connection_us) {
+  gfp::simworld::ClaimScheduler scheduler(kDriver, kNodeName);
+  const Json claim = ScheduleClaim(world, scheduler, "vm-get");
+  auto config = gfp::adapters::apiserver::LoadKubeconfig(world.setup().kubeconfig);
+  if (!config.ok()) Die(config.status().message());
+  auto client = gfp::adapters::apiserver::ApiClient::Create(*config);
+  if (!client.ok()) Die(client.status().message());
+  gfp::adapters::apiserver::ApiCall get;
+  get.resource = "resourceclaims";
+  get.path = "/apis/resource.k8s.io/v1/namespaces/" +
+             claim["metadata"]["namespace"].get<std::string>() + "/resourceclaims/" +
+             claim["metadata"]["name"].get<std::string>();
+  std::vector<double> latency;
+  for (int i = -5; i < samples; ++i) {
+    const auto start = Clock::now();
+    auto answer = (*client)->Call(get);
+    const double took = Micros(Clock::now() - start);
+    if (!answer.ok() || answer->code != 200) Die("GET " + get.path + " failed");
+    if (i >= 0) latency.push_back(took);
+  }
+  // The same with a new client (a new connection and TLS handshake) per GET.
+  std::vector<double> fresh;
+  for (int i = -2; i < std::min(samples, 30); ++i) {
+    const auto start = Clock::now();
+    auto one = gfp::adapters::apiserver::ApiClient::Create(*config);
+    if (!one.ok()) Die(one.status().message());
+    auto answer = (*one)->Call(get);
+    const double took = Micros(Clock::now() - start);
+    if (!answer.ok() || answer->code != 200) Die("GET " + get.path + " failed");
+    if (i >= 0) fresh.push_back(took);
+  }
+  *new_connection_us = Percentile(fresh, 0.5);
+  world.api().DeleteClaim(claim["metadata"]["namespace"].get<std::string>(),
+                          claim["metadata"]["name"].get<std::string>());
+  return Percentile(latency, 0.5);
+}
+
+// One activation in the simulated FM (state file in `fm_dir`, as serve's), called in this
+// process through the same dlopen'ed library: median.
+double FmActivateMicros(const fs::path& fm_dir, int samples) {
+  const std::string state = (fm_dir / "fm-floor.state").string();
+  if (auto fm = gfp::fmsim::FmSimControl::Create(state, "h100"); !fm.ok()) {
+    Die(fm.status().message());
+  }
+  ::setenv("NVFM_SIM_STATE", state.c_str(), 1);
+  auto library = gfp::adapters::fm::FabricManagerLibrary::Load(GFP_BENCH_NVFM_SIM);
+  if (!library.ok()) Die(library.status().message());
+  const gfp::adapters::fm::FmFunctions& fn = (*library)->fn();
+  namespace abi = gfp::adapters::fm::abi;
+  if (fn.fmLibInit() != abi::kSuccess) Die("fmLibInit of the simulated FM failed");
+  abi::ConnectParamsV2 params{};
+  params.version = abi::kConnectParamsV2Version;
+  std::snprintf(params.addressInfo, sizeof(params.addressInfo), "%s", "/run/fm.sock");
+  params.timeoutMs = 1000;
+  params.addressIsUnixSocket = 1;
+  params.addressType = abi::kAddrUnix;
+  abi::fmHandle_t handle = nullptr;
+  if (fn.fmConnect(&params, &handle) != abi::kSuccess) Die("fmConnect to the simulated FM");
+  std::vector<double> activate;
+  for (int i = -5; i < samples; ++i) {
+    const auto start = Clock::now();
+    const int a = fn.fmActivateFabricPartition(handle, 3);
+    const double took = Micros(Clock::now() - start);
+    if (a != abi::kSuccess || fn.fmDeactivateFabricPartition(handle, 3) != abi::kSuccess) {
+      Die("the simulated FM refused partition 3");
+    }
+    if (i >= 0) activate.push_back(took);
+  }
+  fn.fmDisconnect(handle);
+  fn.fmLibShutdown();
+  ::unsetenv("NVFM_SIM_STATE");
+  return Percentile(activate, 0.5);
+}
+
+// The floor's parts and the breakdown's, measured after the Prepares in the same run.
+struct FloorParts {
+  double rtt = 0;         // empty NodePrepareResources round trip
+  double get = 0;         // one claim GET, kept-alive connection
+  double get_new = 0;     // one claim GET with a new connection (TLS handshake)
+  double fm = 0;          // one FM activation
+  double file_write = 0;  // one durable atomic file write
+};
+
+// What one run comes to.
+struct PrepareSummary {
+  double commit, per_call, floor, p50, p99, unprepare_p50, files_us;
+  PrepareSummary(const PrepareRun& run, const FloorParts& f)
+      : commit(Percentile(run.commit_us, 0.5)),
+        per_call(run.commits / run.Calls()),
+        floor(per_call * commit + f.rtt + f.get + f.fm),
+        p50(Percentile(run.prepare_us, 0.5)),
+        p99(Percentile(run.prepare_us, 0.99)),
+        unprepare_p50(Percentile(run.unprepare_us, 0.5)),
+        files_us(run.files * f.file_write) {}
+};
+
+void PrintPrepareRows(const PrepareRun& run, const FloorParts& f, const PrepareSummary& m) {
+  Row("durable 1-row SQLite commit, median", Fmt("%.1f us", m.commit),
+      "baseline, WAL+FULL, same dir");
+  Row("NodePrepareResources 4 GPUs, p50 / p99", Fmt("%.0f", m.p50) + "/" + Fmt("%.0f us", m.p99),
+      Fmt("%.2fx commit", m.p50 / m.commit) + Fmt("; floor + %.0f us", m.p50 - m.floor) +
+          (m.p50 <= m.floor + 150 ? " (<= 150: met)" : " (<= 150: MISSED)"));
+  Row("  floor: commits x commit + DRA rtt + GET + FM", Fmt("%.0f us", m.floor),
+      Fmt("%.2f", m.per_call) + Fmt(" x %.0f", m.commit) + Fmt(" + %.0f", f.rtt) +
+          Fmt(" + %.0f", f.get) + Fmt(" + %.1f us", f.fm));
+  Row("  beyond the floor: claim files x durable write", Fmt("%.0f us", m.files_us),
+      Fmt("%.0f files", run.files) +
+          Fmt(" x %.0f us (write, fsync, rename, dir fsync)", f.file_write));
+  Row("  beyond the floor: GET on a new connection", Fmt("+%.0f us", f.get_new - f.get),
+      Fmt("%.0f us with a TLS handshake", f.get_new) + Fmt(" vs %.0f kept alive", f.get));
+  Row("  beyond the floor: the rest", Fmt("%.0f us", m.p50 - m.floor - m.files_us),
+      "the plugin's own work (and a new connection, if any)");
+  Row("NodeUnprepareResources, p50 / p99",
+      Fmt("%.0f", m.unprepare_p50) + "/" + Fmt("%.0f us", Percentile(run.unprepare_us, 0.99)),
+      "deactivation, journal, files removed");
+  Row("API requests per Prepare (claim GETs; slice writes)",
+      Fmt("%.2f", run.prepare_requests / run.Calls()) +
+          Fmt(" (%.2f;", run.prepare_claim_gets / run.Calls()) +
+          Fmt(" %.2f)", run.prepare_slice_writes / run.Calls()),
+      "target 1 (the claim GET), no slice write");
+  Row("API requests per Unprepare", Fmt("%.2f", run.unprepare_requests / run.Calls()), "target 0");
+}
+
+void Report(const std::string& id, const std::string& name, double value, const std::string& unit,
+            const std::string& note) {
+  gfp::bench::Figures().Add(Figure{id, name, value, unit, Goal::kReport, 0, note, ""});
+}
+
+void AddPrepareFigures(const PrepareRun& run, const FloorParts& f, const PrepareSummary& m) {
+  auto& figures = gfp::bench::Figures();
+  const std::string basis = Fmt("%.0f first Prepares of new 4-GPU claims", run.Calls());
+  figures.Add(
+      gfp::bench::Spec7Figure("prepare_beyond_floor_us", m.p50 - m.floor,
+                              Fmt("median %.0f us", m.p50) + Fmt(" - floor %.0f us (", m.floor) +
+                                  Fmt("%.2f commits", m.per_call) + Fmt(" x %.0f us", m.commit) +
+                                  Fmt(" + DRA rtt %.0f", f.rtt) + Fmt(" + claim GET %.0f", f.get) +
+                                  Fmt(" + FM %.1f us); ", f.fm) + basis));
+  figures.Add(gfp::bench::Spec7Figure("prepare_disk_vs_commit", m.p50 / m.commit,
+                                      Fmt("median %.0f us", m.p50) + Fmt(", p99 %.0f us", m.p99) +
+                                          Fmt(" / commit %.0f us", m.commit)));
+  figures.Add(gfp::bench::Spec7Figure(
+      "api_calls_per_prepare", run.prepare_requests / run.Calls(),
+      "every request the fake API server logged in the call; --reconcile-interval=1h; " + basis));
+  figures.Add(gfp::bench::Spec7Figure("api_calls_per_unprepare",
+                                      run.unprepare_requests / run.Calls(),
+                                      "every request logged in the call; --reconcile-interval=1h"));
+  Report("prepare_p99_us", "NodePrepareResources 4 GPUs, p99", m.p99, "us", basis);
+  Report("prepare_floor_us", "NodePrepareResources floor", m.floor, "us",
+         "commits x commit + DRA rtt + claim GET (kept alive) + FM activation");
+  Report("prepare_breakdown_files_us", "NodePrepareResources breakdown: claim files", m.files_us,
+         "us", Fmt("%.0f files", run.files) + Fmt(" x %.0f us durable write", f.file_write));
+  Report("prepare_breakdown_get_new_connection_us", "claim GET on a new connection", f.get_new,
+         "us", Fmt("kept alive: %.0f us", f.get));
+  Report("unprepare_median_us", "NodeUnprepareResources, median", m.unprepare_p50, "us", "");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Slice republish latency.
+
+std::int64_t SliceGeneration(const gfp::apisim::FakeApiServer& api) {
+  const auto slices = api.Slices();
+  if (slices.size() != 1) return -1;
+  return slices[0]["spec"]["pool"]["generation"].get<std::int64_t>();
+}
+
+// Alternately removes and recreates a GPU's vfio group node; each change is timed until the
+// API server holds a higher generation. Dies when one is not republished within 10 s.
+void BenchRepublish(gfp::simworld::ProcessWorld& world, int samples) {
+  const auto& gpus = world.node().gpus;
+  std::vector<double> ms;
+  for (int i = 0; i < samples * 2; ++i) {
+    const auto& gpu = gpus[static_cast<std::size_t>(i / 2) % gpus.size()];
+    const bool remove = i % 2 == 0;
+    const std::int64_t before = SliceGeneration(world.api());
+    const auto start = Clock::now();
+    const gfp::Status changed = remove ? world.node().RemoveVfioGroupNode(gpu.iommu_group)
+                                       : world.node().RecreateVfioGroupNode(gpu.iommu_group);
+    if (!changed.ok()) Die(changed.message());
+    while (SliceGeneration(world.api()) <= before) {
+      if (Clock::now() - start > std::chrono::seconds(10)) {
+        Die(std::string("the slice was not republished within 10 s of ") +
+            (remove ? "removing" : "recreating") + " /dev/vfio/" + gpu.iommu_group);
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+    ms.push_back(Seconds(Clock::now() - start) * 1000);
+  }
+  const double p50 = Percentile(ms, 0.5);
+  const double worst = *std::max_element(ms.begin(), ms.end());
+  Row("slice republish after a health change, p50 / max",
+      Fmt("%.1f", p50) + "/" + Fmt("%.1f ms", worst),
+      std::string("<= 1 s: ") + (worst <= 1000 ? "met" : "MISSED") +
+          Fmt(" (%.0f changes)", static_cast<double>(ms.size())));
+  const std::string note = Fmt("%.0f changes", static_cast<double>(ms.size())) +
+                           ": a GPU's /dev/vfio/<group> removed or recreated, until the API "
+                           "server holds the next pool generation (polled every 0.5 ms)";
+  gfp::bench::Figures().Add(gfp::bench::Spec7Figure("slice_republish_max_ms", worst, note));
+  gfp::bench::Figures().Add(Figure{"slice_republish_p50_ms", "Slice republish after a change, p50",
+                                   p50, "ms", Goal::kReport, 0, note, ""});
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Steady state of serve in DRA mode.
+
+void BenchSteadyState(const fs::path& dir, const fs::path& fm_dir, double seconds, double settle) {
+  // serve's default --reconcile-interval (5 s).
+  auto world = StartWorld(dir, fm_dir, std::chrono::milliseconds(5000));
+  gfp::simworld::ClaimScheduler scheduler(kDriver, kNodeName);
+  CallOrDie(*world, ScheduleClaim(*world, scheduler, "vm-steady"), true);
+  const pid_t pid = world->serve()->pid();
+  std::this_thread::sleep_for(std::chrono::duration<double>(settle));
+  const double cpu0 = CpuMicrosOf(pid);
+  const auto t0 = Clock::now();
+  double rss_max = RssMibOf(pid);
+  double rss_last = rss_max;
+  while (Seconds(Clock::now() - t0) < seconds) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    rss_last = RssMibOf(pid);
+    rss_max = std::max(rss_max, rss_last);
+  }
+  const double wall = Seconds(Clock::now() - t0);
+  const double cpu_pct = (CpuMicrosOf(pid) - cpu0) / 1e6 / wall * 100.0;
+  auto stopped = world->StopPlugin();
+  const bool clean = stopped.ok() && *stopped == 0;
+  Row("serve --mode=dra: steady RSS (last / max)",
+      Fmt("%.1f", rss_last) + "/" + Fmt("%.1f MiB", rss_max),
+      std::string("<= 40 MiB: ") + (rss_max <= 40 ? "met" : "MISSED"));
+  Row("serve --mode=dra: CPU, % of one core", Fmt("%.3f %%", cpu_pct),
+      std::string("<= 0.5 %: ") + (cpu_pct <= 0.5 ? "met" : "MISSED") +
+          Fmt(" (over %.1f s)", wall) + (clean ? "" : "; unclean exit on SIGTERM"));
+  const std::string note = Fmt("over %.1f s, one 4-GPU claim prepared, default intervals", wall);
+  gfp::bench::Figures().Add(gfp::bench::Spec7Figure("dra_steady_rss_mib", rss_max, note));
+  gfp::bench::Figures().Add(gfp::bench::Spec7Figure("dra_steady_idle_cpu_percent", cpu_pct, note));
+  if (!clean)
+    Die("serve --mode=dra did not exit 0 on SIGTERM (see " + world->log_path().string() + ")");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpu-fabric-plugin DRA-mode benchmark (real binary, fake API server and kubelet)"};
+  std::string dir_flag;
+  std::string json_path;
+  int samples = 200;
+  int republish_samples = 10;
+  double steady_seconds = 60;
+  bool quick = false;
+  bool keep = false;
+  app.add_option("--dir", dir_flag, "directory on the disk to measure (default: a temp dir)");
+  app.add_option("--json", json_path, "also write the figures to this file as JSON");
+  app.add_option("--samples", samples, "timed Prepare/Unprepare pairs")->check(CLI::PositiveNumber);
+  app.add_option("--republish-samples", republish_samples,
+                 "GPUs made unhealthy and healthy again (two changes each)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--steady-seconds", steady_seconds, "steady-state sampling window");
+  app.add_flag("--quick", quick, "tiny run (smoke test): few samples, 3 s steady state");
+  app.add_flag("--keep", keep, "keep the benchmark files");
+  CLI11_PARSE(app, argc, argv);
+  double settle = 3;
+  if (quick) {
+    samples = std::min(samples, 6);
+    republish_samples = std::min(republish_samples, 2);
+    steady_seconds = std::min(steady_seconds, 3.0);
+    settle = 0.2;
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+
+  const fs::path base = dir_flag.empty() ? fs::temp_directory_path() : fs::path(dir_flag);
+  std::string tmpl = (base / "bench-dra-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) Die("cannot create a directory under " + base.string());
+  const fs::path work = tmpl;
+  fs::path fm_dir;
+  std::string fm_tmpl = "/dev/shm/bench-dra-fm-XXXXXX";
+  if (fs::is_directory("/dev/shm") && ::mkdtemp(fm_tmpl.data()) != nullptr) fm_dir = fm_tmpl;
+  std::printf("DRA benchmark in %s%s (simulated FM state in %s)\n\n", work.c_str(),
+              quick ? " [--quick]" : "", fm_dir.empty() ? "the work dir" : fm_dir.c_str());
+  gfp::bench::Header();
+  {
+    auto world = StartWorld(work / "prepare", fm_dir, std::chrono::hours(1));
+    BaselineDb baseline(work / "prepare" / "baseline.db");
+    const PrepareRun run = RunPrepares(*world, baseline, samples);
+    const int floor_samples = std::max(samples, 50);
+    FloorParts floor;
+    floor.rtt = EmptyDraRoundTrip(*world, floor_samples);
+    floor.get = ClaimGetRoundTrip(*world, floor_samples, &floor.get_new);
+    floor.fm = FmActivateMicros(fm_dir.empty() ? work : fm_dir, floor_samples);
+    floor.file_write = DurableFileWriteMicros(work / "prepare" / "file-floor", floor_samples);
+    const PrepareSummary summary(run, floor);
+    PrintPrepareRows(run, floor, summary);
+    AddPrepareFigures(run, floor, summary);
+    BenchRepublish(*world, republish_samples);
+  }
+  BenchSteadyState(work / "steady", fm_dir, steady_seconds, settle);
+
+  gfp::bench::Figures().Print();
+  if (!json_path.empty()) gfp::bench::Figures().WriteJson(json_path, quick);
+  if (!keep) {
+    std::error_code ec;
+    fs::remove_all(work, ec);
+    if (!fm_dir.empty()) fs::remove_all(fm_dir, ec);
+  }
+  return 0;
+}
