@@ -182,7 +182,11 @@ Status DraVms::RepeatPrepares() {
   }
   GFP_ASSIGN_OR_RETURN(const int a, FmCalls(w_, "fmActivateFabricPartition"));
   GFP_ASSIGN_OR_RETURN(const int d, FmCalls(w_, "fmDeactivateFabricPartition"));
-  if (a != activations || d != deactivations) return Internal("Fabric Manager was called again");
+  if (a != activations || d != deactivations) {
+    return Internal("Fabric Manager was called again: " + std::to_string(a - activations) +
+                    " activations, " + std::to_string(d - deactivations) + " deactivations");
+  }
+  std::cout << "    no partition activated or deactivated\n";
   return StillActive();
 }
 
@@ -246,7 +250,13 @@ Status RestartFabricManager(ProcessWorld& w, DraVms& vms) {
       return Unavailable("Fabric Manager still waits for its resync");
     return Status::Ok();
   }));
-  return ProcessWorld::Eventually([&] { return vms.StillActive(); });
+  GFP_RETURN_IF_ERROR(ProcessWorld::Eventually([&] { return vms.StillActive(); }));
+  GFP_ASSIGN_OR_RETURN(auto active, w.FabricActive());
+  std::vector<std::string> ids;
+  for (auto id : active) ids.push_back(std::to_string(id));
+  std::cout << "    Fabric Manager running again, resynced with partitions {" << Join(ids)
+            << "} active, as the journal says\n";
+  return Status::Ok();
 }
 
 void RunDay(Script& s, ProcessWorld& w, DraVms& vms) {
