@@ -243,6 +243,7 @@ Status WipeSlice(ProcessWorld& w) {
 }
 
 Status RestartFabricManager(ProcessWorld& w, DraVms& vms) {
+  GFP_ASSIGN_OR_RETURN(const int activations, FmCalls(w, "fmActivateFabricPartition"));
   GFP_RETURN_IF_ERROR(w.fabric().Restart(/*resiliency=*/true));
   GFP_RETURN_IF_ERROR(ProcessWorld::Eventually([&]() -> Status {
     GFP_ASSIGN_OR_RETURN(auto mode, w.fabric().GetMode());
@@ -251,6 +252,13 @@ Status RestartFabricManager(ProcessWorld& w, DraVms& vms) {
     return Status::Ok();
   }));
   GFP_RETURN_IF_ERROR(ProcessWorld::Eventually([&] { return vms.StillActive(); }));
+  // The resync hands FM the whole active set: a partition left out and activated again later
+  // would have been inactive for a while under a running VM.
+  GFP_ASSIGN_OR_RETURN(const int after, FmCalls(w, "fmActivateFabricPartition"));
+  if (after != activations) {
+    return Internal("the resync left partitions out: " + std::to_string(after - activations) +
+                    " activated again afterwards");
+  }
   GFP_ASSIGN_OR_RETURN(auto active, w.FabricActive());
   std::vector<std::string> ids;
   for (auto id : active) ids.push_back(std::to_string(id));
