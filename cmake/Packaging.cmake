@@ -2,6 +2,7 @@
 #   /usr/bin/gpu-fabric-plugin                     (install rule in src/cli)
 #   /usr/lib/gpu-fabric-plugin/gpu-fabric-plugin-demo (sim/demo; `demo` runs it)
 #   /usr/lib/gpu-fabric-plugin/libnvfm-sim.so      (sim/fm; the demo program finds it beside it)
+#   /usr/lib/gpu-fabric-plugin/libgfp_apisim_openssl3_shim.so (sim/apiserver; `demo --mode=dra`)
 #   /usr/lib/systemd/system/gpu-fabric-plugin.service, /etc/default/gpu-fabric-plugin
 #   /usr/share/doc/gpu-fabric-plugin/              (README.md, docs/*.md)
 # Runtime dependencies come from dpkg-shlibdeps (the libraries the binaries link), plus pci.ids.

@@ -28,6 +28,7 @@ dpkg-deb -x "$deb" "$root"
 
 for file in usr/bin/gpu-fabric-plugin usr/lib/gpu-fabric-plugin/libnvfm-sim.so \
   usr/lib/gpu-fabric-plugin/gpu-fabric-plugin-demo \
+  usr/lib/gpu-fabric-plugin/libgfp_apisim_openssl3_shim.so \
   usr/lib/systemd/system/gpu-fabric-plugin.service etc/default/gpu-fabric-plugin \
   usr/share/doc/gpu-fabric-plugin/README.md usr/share/doc/gpu-fabric-plugin/operations.md \
   usr/share/doc/gpu-fabric-plugin/packaging.md; do

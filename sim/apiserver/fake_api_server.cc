@@ -3,6 +3,7 @@
 #include <civetweb.h>
 #include <dlfcn.h>
 
+#include <filesystem>
 #include <mutex>
 
 #include "sim/apiserver/civetweb_stop.h"
@@ -19,15 +20,27 @@ int KeepLog(const mg_connection*, const char* message) {
   return 1;  // civetweb prints nothing itself
 }
 
+// The OpenSSL 3 shim: beside the running program when it is installed there (the packaged demo
+// program, in <prefix>/lib/gpu-fabric-plugin/), else where the build put it.
+std::string ShimPath() {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const auto beside = self.parent_path() / GFP_APISIM_OPENSSL3_SHIM_NAME;
+    if (std::filesystem::is_regular_file(beside, error)) return beside.string();
+  }
+  return GFP_APISIM_OPENSSL3_SHIM;
+}
+
 // Loads the OpenSSL 3 shim (openssl3_shim.cc), then OpenSSL into civetweb, once per process.
 Status InitCivetwebOnce() {
   static std::once_flag once;
   static std::string error;
   std::call_once(once, [] {
-    if (::dlopen(GFP_APISIM_OPENSSL3_SHIM, RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    const std::string shim = ShimPath();
+    if (::dlopen(shim.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
       const char* why = ::dlerror();
-      error = std::string("fake API server: cannot load ") + GFP_APISIM_OPENSSL3_SHIM + ": " +
-              (why ? why : "unknown error");
+      error = "fake API server: cannot load " + shim + ": " + (why ? why : "unknown error");
       return;
     }
     if ((mg_init_library(MG_FEATURES_SSL) & MG_FEATURES_SSL) == 0) {

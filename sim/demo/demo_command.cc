@@ -1,53 +1,19 @@
 #include "sim/demo/demo_command.h"
 
-#include <unistd.h>
-
-#include <chrono>
-#include <iomanip>
 #include <iostream>
 #include <memory>
 
 #include "adapters/kubelet/grpc_lifetime.h"
 #include "cli/journal_command.h"
-#include "cli/private_files.h"
 #include "common/strings.h"
+#include "sim/demo/demo_script.h"
+#include "sim/demo/dra_day.h"
 #include "sim/world/process_world.h"
 
 namespace gfp::simdemo {
 namespace {
 
 using simworld::ProcessWorld;
-
-// Runs the day's steps in order, stopping at the first that misbehaves.
-class Script {
- public:
-  explicit Script(ProcessWorld& world) : world_(world) {}
-
-  bool Step(const std::string& what, const std::function<Status()>& body) {
-    if (failed_) return false;
-    ++number_;
-    const auto started = std::chrono::steady_clock::now();
-    Status status = body();
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::steady_clock::now() - started)
-                        .count();
-    std::cout << std::setw(2) << number_ << ". " << what << " ... "
-              << (status.ok() ? "ok" : "FAILED") << " (" << ms << " ms)\n";
-    if (!status.ok()) {
-      std::cout << "    " << status.message() << "\n    serve's log: " << world_.log_path().string()
-                << "\n";
-      failed_ = true;
-    }
-    std::cout.flush();
-    return status.ok();
-  }
-  bool failed() const { return failed_; }
-
- private:
-  ProcessWorld& world_;
-  int number_ = 0;
-  bool failed_ = false;
-};
 
 // The VMs of the day: admitted through the fake kubelet, then deleted.
 class DemoVms {
@@ -207,56 +173,23 @@ bool PrintJournal(const ProcessWorld& w) {
   return history == 0 && state == 0 && verify == 0;
 }
 
-// --dir, or a fresh temporary directory.
-Result<std::filesystem::path> WorldDir(const DemoFlags& flags) {
-  if (!flags.dir.empty()) return std::filesystem::path(flags.dir);
-  std::string pattern =
-      (std::filesystem::temp_directory_path() / "gpu-fabric-demo-XXXXXX").string();
-  if (!::mkdtemp(pattern.data())) return Internal("cannot create a temporary directory");
-  return std::filesystem::path(pattern);
-}
-
 }  // namespace
 
 int RunDemo(const DemoFlags& flags) {
   adapters::kubelet::KeepGrpcInitialized();
-  // Before anything is created: without the library there is no demo.
-  auto library = cli::FindPrivateFile(cli::kSimLibrary, flags.fm_library, process::SelfExecutable(),
-                                      GFP_SIM_FM_LIBRARY);
-  if (!library.ok()) {
-    std::cerr << "error: " << library.status().message() << "\n";
+  if (flags.mode == "dra") return RunDraDay(flags);
+  auto demo = MakeDemoWorld(
+      flags, {}, "gpu-fabric-plugin demo: a day on a simulated HGX H100 node (8 GPUs, NVSwitch)");
+  if (!demo.ok()) {
+    std::cerr << "error: " << demo.status().message() << "\n";
     return 1;
   }
-  auto dir = WorldDir(flags);
-  if (!dir.ok()) {
-    std::cerr << "error: " << dir.status().message() << "\n";
-    return 1;
-  }
-  simworld::ProcessWorldOptions options;
-  options.dir = *dir;
-  options.fm_library = *library;
-  options.plugin_binary = flags.plugin_binary;
-  std::cout << "gpu-fabric-plugin demo: a day on a simulated HGX H100 node (8 GPUs, NVSwitch)\n"
-            << "  world:      " << dir->string() << "\n"
-            << "  FM library: " << options.fm_library.string() << " (simulated Fabric Manager)\n\n";
-  auto created = ProcessWorld::Create(options);
-  if (!created.ok()) {
-    std::cerr << "error: " << created.status().message() << "\n";
-    return 1;
-  }
-  ProcessWorld& w = **created;
+  ProcessWorld& w = *demo->world;
   Script s(w);
   DemoVms vms(w);
   RunDay(s, w, vms);
   const bool journal_ok = PrintJournal(w);
-  const bool ok = !s.failed() && journal_ok;
-  std::cout << "\ndemo " << (ok ? "passed" : "FAILED") << "\n";
-  w.kubelet().Stop();
-  if (!flags.keep && flags.dir.empty() && ok) {
-    std::error_code ignored;
-    std::filesystem::remove_all(*dir, ignored);
-  }
-  return ok ? 0 : 1;
+  return FinishDemo(*demo, flags, !s.failed() && journal_ok);
 }
 
 }  // namespace gfp::simdemo

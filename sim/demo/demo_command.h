@@ -12,6 +12,7 @@ struct DemoFlags {
   std::string fm_library;     // the simulated libnvfm to load; empty: found (cli/private_files.h)
   bool keep = false;          // keep the temporary world afterwards
   std::string plugin_binary;  // the gpu-fabric-plugin whose `serve` runs in the world
+  std::string mode = "device-plugin";  // or "dra": the same day with serve --mode=dra
 };
 
 // Plays the day and prints the journal it left; 0 when every step behaved.

@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   gfp::simdemo::DemoFlags flags;
   app.add_option("--dir", flags.dir, "where to build the simulated world (kept)");
   app.add_option("--fm-library", flags.fm_library, "the simulated libnvfm to load");
+  app.add_option("--mode", flags.mode, "device-plugin (the default) or dra: serve --mode=dra's day")
+      ->check(CLI::IsMember({"device-plugin", "dra"}));
   app.add_flag("--keep", flags.keep, "keep the temporary world afterwards");
   app.add_option("--plugin-binary", flags.plugin_binary, "the gpu-fabric-plugin to run serve from")
       ->required();

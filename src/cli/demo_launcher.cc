@@ -19,6 +19,7 @@ struct DemoFlags {
   std::string dir;
   std::string fm_library;
   bool keep = false;
+  std::string mode;  // empty: the demo program's default, the device-plugin day
 };
 
 // Replaces this process with the demo program; returns only when that failed.
@@ -33,6 +34,7 @@ int ExecDemo(const DemoFlags& flags) {
   if (!flags.dir.empty()) args.push_back("--dir=" + flags.dir);
   if (!flags.fm_library.empty()) args.push_back("--fm-library=" + flags.fm_library);
   if (flags.keep) args.push_back("--keep");
+  if (!flags.mode.empty()) args.push_back("--mode=" + flags.mode);
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -51,6 +53,9 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
   demo->add_option("--dir", flags->dir, "where to build the simulated world (kept)");
   demo->add_option("--fm-library", flags->fm_library, "the simulated libnvfm to load");
   demo->add_flag("--keep", flags->keep, "keep the temporary world afterwards");
+  demo->add_option("--mode", flags->mode,
+                   "device-plugin (the default) or dra: the same day with serve --mode=dra")
+      ->check(CLI::IsMember({"device-plugin", "dra"}));
   demo->callback([flags, exit_code] { *exit_code = ExecDemo(*flags); });
 }
 
