@@ -69,7 +69,8 @@ Status EnsureStagingDir(const fs::path& target, const fs::path& staging) {
   return Status::Ok();
 }
 
-Status WriteAll(const fs::path& target, const fs::path& temp, std::string_view content) {
+Status WriteAll(const fs::path& target, const fs::path& temp, std::string_view content,
+                Durability durability) {
   Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (fd.get() < 0) return StepFailed(target, "creating " + Shown(temp), errno);
   // The umask must not make it unreadable for NFD.
@@ -81,19 +82,22 @@ Status WriteAll(const fs::path& target, const fs::path& temp, std::string_view c
     if (n < 0) return StepFailed(target, "writing " + Shown(temp), errno);
     done += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd.get()) != 0) return StepFailed(target, "syncing " + Shown(temp), errno);
+  if (durability == Durability::kSurvivesPowerLoss && ::fsync(fd.get()) != 0) {
+    return StepFailed(target, "syncing " + Shown(temp), errno);
+  }
   if (fd.Close() != 0) return StepFailed(target, "closing " + Shown(temp), errno);
   return Status::Ok();
 }
 
 }  // namespace
 
-Status ReplaceFileAtomically(const fs::path& path, std::string_view content) {
+Status ReplaceFileAtomically(const fs::path& path, std::string_view content,
+                             Durability durability) {
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   const fs::path staging = dir / kStagingDirName;
   const fs::path temp = staging / (path.filename().string() + ".tmp");
   GFP_RETURN_IF_ERROR(EnsureStagingDir(path, staging));
-  Status written = WriteAll(path, temp, content);
+  Status written = WriteAll(path, temp, content, durability);
   if (written.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
     written = StepFailed(path, "renaming " + Shown(temp) + " onto it", errno);
   }
@@ -101,6 +105,7 @@ Status ReplaceFileAtomically(const fs::path& path, std::string_view content) {
     ::unlink(temp.c_str());
     return written;
   }
+  if (durability == Durability::kAtomicOnly) return Status::Ok();
   return FsyncDirectory(path, dir);
 }
 

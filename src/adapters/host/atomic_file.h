@@ -27,6 +27,12 @@ inline constexpr std::string_view kStagingDirName = ".gpu-fabric-plugin-staging"
 // temporary file is removed. Errors name the path, the step and the OS reason:
 // "cannot replace /d/f: writing /d/.gpu-fabric-plugin-staging/f.tmp failed: No space left on
 // device" (ResourceExhausted for ENOSPC/EDQUOT, NotFound for a missing folder, else Internal).
-Status ReplaceFileAtomically(const std::filesystem::path& path, std::string_view content);
+//
+// kAtomicOnly skips both fsyncs (two disk flushes per file): for files whose loss in a power cut
+// is found and repaired by their writer (a DRA claim's files are checked by content at kubelet's
+// repeated Prepare, which follows a node restart), readers still never see a part of one.
+enum class Durability { kSurvivesPowerLoss, kAtomicOnly };
+Status ReplaceFileAtomically(const std::filesystem::path& path, std::string_view content,
+                             Durability durability = Durability::kSurvivesPowerLoss);
 
 }  // namespace gfp::adapters::host

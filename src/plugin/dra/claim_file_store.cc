@@ -57,7 +57,11 @@ Status WriteClaimFiles(const ClaimFileDirs& dirs, const std::vector<ClaimFile>& 
     fs::create_directories(base, ec);  // --cdi-dir may not exist yet on a fresh host
     if (ec) return Internal("cannot create " + Shown(base) + ": " + ec.message());
     GFP_RETURN_IF_ERROR(MakeFolders(base, file.path.parent_path(), file.path));
-    GFP_RETURN_IF_ERROR(adapters::host::ReplaceFileAtomically(file.path, file.content));
+    // No fsync: a repeated Prepare (kubelet's, after a node restart too) compares each file's
+    // content and rewrites what a power cut lost, journal first; two disk flushes per file
+    // would be most of a Prepare's time.
+    GFP_RETURN_IF_ERROR(adapters::host::ReplaceFileAtomically(
+        file.path, file.content, adapters::host::Durability::kAtomicOnly));
   }
   return Status::Ok();
 }
