@@ -173,18 +173,18 @@ TEST_F(DraHostileTest, HostileClaimsAreRefusedOneByOneWithTheReasonAndNoFabricCa
   stored_case("unknown device", "vm-device", "does not have", [](Json& c) {
     c["status"]["allocation"]["devices"]["results"][0]["device"] = "gpu-9999";
   });
-  stored_case("5,000 results", "vm-many", "", [](Json& c) {
+  stored_case("5,000 results", "vm-many", "devices, more than", [](Json& c) {
     auto& results = c["status"]["allocation"]["devices"]["results"];
     const Json first = results[0];
     for (int i = 0; i < 5000; ++i) results.push_back(first);
   });
   stored_case("non-object status", "vm-status", "not allocated",
               [](Json& c) { c["status"] = "hostile"; });
-  stored_case("1 MB consumer", "vm-consumer", "name", [&](Json& c) {
+  stored_case("1 MB consumer", "vm-consumer", "pod name is not a name", [&](Json& c) {
     c["status"]["reservedFor"] =
         Json::array({{{"resource", "pods"}, {"name", huge}, {"uid", "p"}}});
   });
-  stored_case("1 MB request", "vm-request", "request", [&](Json& c) {
+  stored_case("1 MB request", "vm-request", "request name of GPU", [&](Json& c) {
     c["status"]["allocation"]["devices"]["results"][0]["request"] = huge;
   });
   {  // a uid that differs from the one kubelet names
@@ -382,11 +382,15 @@ TEST_F(DraFlagsTest, BadKubeconfigsExitOneWithTheReasonBeforeAnyJournal) {
   fs::create_directory_symlink(d / "folder", d / "link-to-folder");
   std::ofstream(d / "one-byte") << "a";
   std::ofstream(d / "unparsable") << "apiVersion: v1\nclusters: [\n  - {{{\n";
-  std::ofstream(d / "exec") << "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-                               "clusters:\n- name: k\n  cluster:\n    server: https://127.0.0.1:1\n"
-                               "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n"
-                               "users:\n- name: u\n  user:\n    exec:\n      command: /bin/true\n"
-                               "      apiVersion: client.authentication.k8s.io/v1\n";
+  std::ofstream(d / "exec")
+      << "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+         "clusters:\n- name: k\n  cluster:\n    server: https://127.0.0.1:1\n"
+         "    certificate-authority: " +
+             (dir_.path() / "apiserver" / "ca.pem").string() +
+             "\n"
+             "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n"
+             "users:\n- name: u\n  user:\n    exec:\n      command: /bin/true\n"
+             "      apiVersion: client.authentication.k8s.io/v1\n";
   for (const char* name :
        {"missing", "fifo", "folder", "link-to-folder", "one-byte", "unparsable", "exec"}) {
     const Ended ended = Run({{"--kubeconfig", (d / name).string()}});
