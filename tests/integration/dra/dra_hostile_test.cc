@@ -286,7 +286,8 @@ TEST_F(DraHostileTest, AMissingTokenFileIsNamedAndUnpreparesNothing) {
   fs::remove(token);
   world_->api().WipeSlices("node-a");
   world_->api().CloseWatches();
-  std::this_thread::sleep_for(3s);  // release grace and many reconcile intervals
+  // Each check of a claim without a token retries with backoff first: give it several rounds.
+  std::this_thread::sleep_for(12s);
   EXPECT_TRUE(Alive()) << Log();
   EXPECT_TRUE(world_->api().Slices().empty());
   EXPECT_NE(Log().find(token.string()), std::string::npos) << "the token file is not named";
