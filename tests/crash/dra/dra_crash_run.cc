@@ -87,10 +87,7 @@ void DraCrashRun::Operation() {
       return;
     }
     case 1:
-      if (const std::string uid = PickHeld(true); !uid.empty()) {
-        EXPECT_TRUE(PrepareHeld(uid, "repeated")) << "a repeated Prepare failed" << SeeLog();
-      }
-      return;
+      return RepeatPrepare();
     case 2:
       return Unprepare();
     case 3:
@@ -102,6 +99,23 @@ void DraCrashRun::Operation() {
     default:
       return Wipe();
   }
+}
+
+// kubelet repeats a Prepare; half the time the claim's CDI specs were lost first (a tmpfs
+// /var/run/cdi after a reboot, an operator's cleanup): the repeat must put them back.
+void DraCrashRun::RepeatPrepare() {
+  const std::string uid = PickHeld(true);
+  if (uid.empty()) return;
+  if (rng_.Below(2)) {
+    std::error_code ec;
+    int removed = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(world_->setup().cdi_dir(), ec)) {
+      if (entry.path().filename().string().find(uid) == std::string::npos) continue;
+      removed += std::filesystem::remove(entry.path(), ec) ? 1 : 0;
+    }
+    Trace("  " + std::to_string(removed) + " CDI specs of " + held_.at(uid).ref.name + " lost");
+  }
+  EXPECT_TRUE(PrepareHeld(uid, "repeated")) << "a repeated Prepare failed" << SeeLog();
 }
 
 std::string DraCrashRun::NewClaim() {

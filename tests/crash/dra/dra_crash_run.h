@@ -2,7 +2,8 @@
 // ProcessWorld: the fake kubelet's DRA side, the fake API server, the stand-in scheduler and the
 // simulated FM. The seed picks each round's operations:
 //   new        schedule an fm-<N>gpu claim that fits and Prepare it;
-//   repeat     Prepare a prepared claim again (same devices, no error);
+//   repeat     Prepare a prepared claim again (same devices, no error), half the time after its
+//              CDI specs were deleted (the repeat must write them again);
 //   unprepare  delete the claim in the API server, free it in the scheduler, Unprepare it;
 //   orphan     SIGKILL serve, delete a prepared claim meanwhile (kubelet forgets it), restart:
 //              serve must unprepare it itself after --release-grace;
@@ -61,6 +62,7 @@ class DraCrashRun {
 
   void Round();
   void Operation();
+  void RepeatPrepare();
   std::string NewClaim();  // its uid, empty when nothing fits
   bool PrepareHeld(const std::string& uid, const std::string& why);
   bool UnprepareClaim(const std::string& uid, const std::string& why);
