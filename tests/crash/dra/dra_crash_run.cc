@@ -333,7 +333,7 @@ void DraCrashRun::KillWhileHeld(int variant) {
 // claim is prepared: nothing may be unprepared for want of an answer.
 void DraCrashRun::ApiTrouble() {
   const std::uint64_t variant = rng_.Below(5);
-  const auto duration = std::chrono::milliseconds(500 + 100 * rng_.Below(8));
+  const auto duration = std::chrono::milliseconds(1000 + 100 * rng_.Below(10));
   apisim::Fault fault{"get", "resourceclaims", apisim::FaultKind::kStatus, 500, {}, -1};
   std::string what;
   switch (variant) {
