@@ -3,9 +3,11 @@
 // a deactivation or a claim's GET is held), claims are deleted while it is down, the API server
 // fails and kubelet wipes the slice (dra_crash_run.h says what each round does and checks).
 //
-// What the seed reproduces: the operations, claim sizes and the GPUs the stand-in scheduler
-// gives, the kill points and faults. What it does not: timers inside serve (reconciliation,
-// slice publishing) and so which call meets a fault, and thread interleavings.
+// What the seed reproduces: the node, the operations, claim sizes, kill points and faults, and so
+// the GPUs the stand-in scheduler gives, as long as serve answers the same. What it does not:
+// timers inside serve (reconciliation, slice publishing), so which request meets a fault, and
+// with it a Prepare that fails in one run (kubelet retries it later) and not in another, which
+// changes the claims later operations pick from.
 //
 // A failure prints the seed, the command that reruns it and the run so far. GFP_CRASH_SEED=<n>
 // picks the seed, GFP_CRASH_ITERATIONS=<n> the rounds (default 5); KEEP_TEST_DIRS=1 keeps the
