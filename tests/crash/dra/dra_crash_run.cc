@@ -245,12 +245,14 @@ std::filesystem::path DraCrashRun::CdiFile(const std::string& uid) const {
 }
 
 void DraCrashRun::Kill() {
-  const std::uint64_t variant = rng_.Below(5);
+  const std::uint64_t variant = rng_.Below(6);
   if (variant == 0) {
     ASSERT_TRUE(world_->CrashPlugin().ok()) << SeeLog();
     Trace("  SIGKILL idle");
   } else if (variant == 1) {
     ASSERT_NO_FATAL_FAILURE(KillInActivation());
+  } else if (variant == 5) {
+    ASSERT_NO_FATAL_FAILURE(KillAtRandomInstant());
   } else {
     ASSERT_NO_FATAL_FAILURE(KillWhileHeld(static_cast<int>(variant)));
   }
@@ -278,6 +280,25 @@ void DraCrashRun::KillInActivation() {
     ASSERT_TRUE(world_->CrashPlugin().ok()) << SeeLog();
     Trace("  SIGKILL idle (the Prepare reached no activation)");
   }
+}
+
+// SIGKILL a few milliseconds into a new claim's Prepare: the seed picks the delay, the instant
+// lands on whichever step (GET, journal appends, FM call, files) the Prepare has reached.
+void DraCrashRun::KillAtRandomInstant() {
+  const auto after = std::chrono::milliseconds(rng_.Below(25));
+  const std::string uid = NewClaim();
+  std::atomic<bool> done{false};
+  std::thread call([&] {
+    if (!uid.empty()) PrepareHeld(uid, "");
+    done = true;
+  });
+  std::this_thread::sleep_for(after);
+  const bool in_call = !done;
+  const Status killed = world_->CrashPlugin();
+  call.join();
+  ASSERT_TRUE(killed.ok()) << killed.message() << SeeLog();
+  Trace("  SIGKILL " + std::to_string(after.count()) + " ms into the Prepare" +
+        (in_call ? "" : " (it had ended)"));
 }
 
 // SIGKILL while a call is held: 2 the activation of a new claim's Prepare, 3 the deactivation of

@@ -9,7 +9,8 @@
 //              serve must unprepare it itself after --release-grace;
 //   kill       SIGKILL serve idle, or inside a Prepare (the FM simulator ends serve at
 //              fmActivateFabricPartition, before or after FM acts; or serve is killed while the
-//              activation, a deactivation of an Unprepare, or the claim's GET is held), restart;
+//              activation, a deactivation of an Unprepare, or the claim's GET is held, or at a
+//              seeded instant 0-25 ms into a Prepare), restart;
 //   api        500s, dropped connections, garbage or 403 on the claims' GETs for longer than the
 //              grace, or slow answers, with a new claim prepared meanwhile;
 //   wipe       kubelet deletes the node's ResourceSlice.
@@ -70,6 +71,7 @@ class DraCrashRun {
   void Orphan();
   void Kill();
   void KillInActivation();
+  void KillAtRandomInstant();
   void KillWhileHeld(int variant);
   void ApiTrouble();
   void Wipe();
