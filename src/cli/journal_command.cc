@@ -141,6 +141,12 @@ int PrintHistory(const JournalQuery& o, bool filtered) {
       return kExitDamaged;
     }
     claim = std::move(*selected);
+    if (claim.uids.empty()) {
+      // Nothing to list is not an error, but an operator should not mistake it for a claim
+      // without events: say which claim was not found.
+      std::cerr << "journal " << EscapeAndTruncate(o.path, 300) << " holds no DRA claim "
+                << EscapeAndTruncate(o.claim, 300) << "\n";
+    }
   }
   const auto print = [&](const store::StoredEvent& stored) -> Status {
     auto decoded = sm::DecodeEvent(stored.type, stored.time_unix_micros, stored.payload);

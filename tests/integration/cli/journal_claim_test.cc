@@ -120,9 +120,14 @@ TEST_F(JournalClaimTest, HistoryOfAClaimIsItsLifeByUidOrByName) {
   EXPECT_THAT(other.output, HasSubstr("\"type\":\"ClaimPrepared\""));
   EXPECT_THAT(other.output, Not(HasSubstr("uid-a")));
 
-  const CliRun none = Cli("journal history --claim vms/never --journal " + journal);
+  // No such claim: nothing listed (exit 0), and stderr says which claim was not found.
+  const CliRun none = Cli("journal history --claim vms/never --journal " + journal,
+                          gfp::testing::CliOutput::kStdout);
   EXPECT_EQ(none.exit_code, 0) << none.output;
   EXPECT_EQ(none.output, "");
+  const CliRun said = Cli("journal history --claim vms/never --journal " + journal,
+                          gfp::testing::CliOutput::kStderr);
+  EXPECT_EQ(said.output, "journal " + journal + " holds no DRA claim vms/never\n");
 }
 
 TEST_F(JournalClaimTest, StateNamesTheClaimOfAnActivePartitionAndVerifyPasses) {
