@@ -9,6 +9,13 @@
 
 namespace gfp::crashtest {
 namespace {
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kThreadSanitizer = true;
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+}  // namespace
+namespace {
 
 using namespace std::chrono_literals;
 
@@ -249,8 +256,12 @@ void DraCrashRun::Kill() {
   if (variant == 0) {
     ASSERT_TRUE(world_->CrashPlugin().ok()) << SeeLog();
     Trace("  SIGKILL idle");
-  } else if (variant == 1) {
+  } else if (variant == 1 && !kThreadSanitizer) {
     ASSERT_NO_FATAL_FAILURE(KillInActivation());
+  } else if (variant == 1) {
+    // ThreadSanitizer intercepts the simulator's _exit and reports serve's finished journal
+    // verification thread as leaked; a real crash is a SIGKILL, which it does not see.
+    ASSERT_NO_FATAL_FAILURE(KillWhileHeld(2));
   } else if (variant == 5) {
     ASSERT_NO_FATAL_FAILURE(KillAtRandomInstant());
   } else {
