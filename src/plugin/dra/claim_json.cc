@@ -14,7 +14,7 @@ const Json* Member(const Json& object, const char* key) { return FieldAt(object,
 
 std::string Quoted(const std::string& text) { return "\"" + EscapeAndTruncate(text, 128) + "\""; }
 
-ClaimReading Problem(ClaimReading reading, ClaimProblem problem, std::string reason) {
+ClaimReading Problem(ClaimReading reading, ClaimProblem problem, const std::string& reason) {
   reading.problem = problem;
   reading.reason = "claim " + Quoted(reading.namespace_name + "/" + reading.name) + " " + reason;
   return reading;

@@ -40,7 +40,7 @@ std::string SliceFieldSelector(const std::string& node, const std::string& drive
   return "spec.nodeName=" + node + ",spec.driver=" + driver;
 }
 
-Result<Json> HttpKubeApi::Send(ApiCall call, bool not_found_ok) {
+Result<Json> HttpKubeApi::Send(const ApiCall& call, bool not_found_ok) {
   const std::string what = adapters::apiserver::Describe(call);
   GFP_ASSIGN_OR_RETURN(adapters::apiserver::ApiAnswer answer, client_.Call(call));
   if (not_found_ok && answer.code == 404) return Json();

@@ -23,7 +23,7 @@ class HttpKubeApi : public KubeApi {
 
  private:
   // The answer's JSON when its code is 2xx (or 404 with `not_found_ok`: then null JSON).
-  Result<nlohmann::json> Send(adapters::apiserver::ApiCall call, bool not_found_ok = false);
+  Result<nlohmann::json> Send(const adapters::apiserver::ApiCall& call, bool not_found_ok = false);
 
   adapters::apiserver::ApiClient& client_;
 };

@@ -23,7 +23,8 @@ struct CheckedClaim {
   std::string problem;
 };
 
-std::string FieldProblem(std::string_view field, std::string_view value, std::string problem) {
+std::string FieldProblem(std::string_view field, std::string_view value,
+                         const std::string& problem) {
   if (problem.empty()) return "";
   return "claim " + std::string(field) + " \"" + EscapeAndTruncate(value, kShownBytes) + "\" " +
          problem + "; not a Kubernetes " + std::string(field) + ", refused";

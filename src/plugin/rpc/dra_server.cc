@@ -26,8 +26,9 @@ Status MakeDriverDir(const std::filesystem::path& dir) {
 
 }  // namespace
 
-DraServer::DraServer(DraHandler& handler, std::string driver, std::filesystem::path registry_dir,
-                     std::filesystem::path plugins_dir)
+DraServer::DraServer(DraHandler& handler, std::string driver,
+                     const std::filesystem::path& registry_dir,
+                     const std::filesystem::path& plugins_dir)
     : driver_(std::move(driver)),
       dra_service_(handler),
       // The endpoint is absolute: kubelet dials it as it is.

@@ -18,8 +18,8 @@ namespace gfp::plugin::rpc {
 class DraServer {
  public:
   // `driver` must already be a valid DRA driver name (checked with the flags).
-  DraServer(DraHandler& handler, std::string driver, std::filesystem::path registry_dir,
-            std::filesystem::path plugins_dir);
+  DraServer(DraHandler& handler, std::string driver, const std::filesystem::path& registry_dir,
+            const std::filesystem::path& plugins_dir);
   ~DraServer();  // Stop()
   DraServer(const DraServer&) = delete;
   DraServer& operator=(const DraServer&) = delete;
