@@ -27,9 +27,7 @@
 //    % of one core from /proc, as bench_plugin measures device-plugin mode.
 #include <fcntl.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -45,20 +43,23 @@
 
 #include "adapters/apiserver/api_client.h"
 #include "adapters/apiserver/kubeconfig.h"
-#include "adapters/fm/fabric_manager_library.h"
-#include "adapters/fm/fm_abi.h"
 #include "bench/bench_report.h"
-#include "sim/fm/fm_sim_control.h"
+#include "bench/common/baseline_db.h"
+#include "bench/common/fm_call_cost.h"
+#include "bench/common/process_clock.h"
 #include "sim/world/claim_scheduler.h"
 #include "sim/world/process_world.h"
 #include "store/journal.h"
 
 namespace {
 
+using gfp::bench::BaselineDb;
+using gfp::bench::CpuMicrosOf;
 using gfp::bench::Die;
 using gfp::bench::Figure;
 using gfp::bench::Fmt;
 using gfp::bench::Goal;
+using gfp::bench::MeasureFmCalls;
 using gfp::bench::Percentile;
 using gfp::bench::Row;
 using Clock = std::chrono::steady_clock;
@@ -77,16 +78,6 @@ std::int64_t NowUnixMicros() {
       .count();
 }
 
-// CPU time (user + system, all threads) of process `pid` in us, through its CPU-time clock.
-double CpuMicrosOf(pid_t pid) {
-  clockid_t clock{};
-  timespec t{};
-  if (::clock_getcpuclockid(pid, &clock) != 0 || ::clock_gettime(clock, &t) != 0) {
-    Die("cannot read the CPU time of process " + std::to_string(pid));
-  }
-  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
-}
-
 double RssMibOf(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -95,36 +86,6 @@ double RssMibOf(pid_t pid) {
   }
   return 0;
 }
-
-// One durable single-row commit with the journal's pragmas (WAL, synchronous=FULL): the fsync
-// floor, as bench_plugin's baseline.
-class BaselineDb {
- public:
-  explicit BaselineDb(const fs::path& p) {
-    if (sqlite3_open(p.c_str(), &db_) != SQLITE_OK) Die("cannot open baseline " + p.string());
-    const char* setup =
-        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-        "CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB NOT NULL);";
-    if (sqlite3_exec(db_, setup, nullptr, nullptr, nullptr) != SQLITE_OK) Die(sqlite3_errmsg(db_));
-    sqlite3_prepare_v2(db_, "INSERT INTO t(v) VALUES(?1)", -1, &stmt_, nullptr);
-  }
-  ~BaselineDb() {
-    sqlite3_finalize(stmt_);
-    sqlite3_close(db_);
-  }
-  double OneMicros() {
-    const std::string payload(96, 'p');
-    const auto start = Clock::now();
-    sqlite3_bind_blob(stmt_, 1, payload.data(), static_cast<int>(payload.size()), SQLITE_STATIC);
-    if (sqlite3_step(stmt_) != SQLITE_DONE) Die(sqlite3_errmsg(db_));
-    sqlite3_reset(stmt_);
-    return Micros(Clock::now() - start);
-  }
-
- private:
-  sqlite3* db_ = nullptr;
-  sqlite3_stmt* stmt_ = nullptr;
-};
 
 // The event times serve journaled since the last call (read-only: never blocks the writer).
 class JournalTimes {
@@ -245,12 +206,10 @@ std::size_t ClaimFileCount(const gfp::simworld::ProcessWorld& world) {
   return n;
 }
 
-// One new file written durably and atomically (temp file, fsync, rename, directory fsync) in
+// One new file written atomically (temp file, rename; no fsync: Durability::kAtomicOnly) in
 // `dir`, as the claim files are: median.
-double DurableFileWriteMicros(const fs::path& dir, int samples) {
+double AtomicFileWriteMicros(const fs::path& dir, int samples) {
   fs::create_directories(dir);
-  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dir_fd < 0) Die("cannot open " + dir.string());
   const std::string body(1024, 'j');
   std::vector<double> took;
   for (int i = -3; i < samples; ++i) {
@@ -260,13 +219,11 @@ double DurableFileWriteMicros(const fs::path& dir, int samples) {
     const auto start = Clock::now();
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 || ::write(fd, body.data(), body.size()) != static_cast<ssize_t>(body.size()) ||
-        ::fsync(fd) != 0 || ::close(fd) != 0 || ::rename(tmp.c_str(), target.c_str()) != 0 ||
-        ::fsync(dir_fd) != 0) {
-      Die("durable write in " + dir.string() + " failed");
+        ::close(fd) != 0 || ::rename(tmp.c_str(), target.c_str()) != 0) {
+      Die("atomic write in " + dir.string() + " failed");
     }
     if (i >= 0) took.push_back(Micros(Clock::now() - start));
   }
-  ::close(dir_fd);
   return Percentile(took, 0.5);
 }
 
@@ -274,7 +231,7 @@ double DurableFileWriteMicros(const fs::path& dir, int samples) {
 void PrepareAndUnprepare(gfp::simworld::ProcessWorld& world, BaselineDb& baseline,
                          JournalTimes& journal, const Json& claim, bool record, PrepareRun& run) {
   auto& api = world.api();
-  const double commit = baseline.OneMicros();  // interleaved: same disk conditions
+  const double commit = baseline.One().wall_us;  // interleaved: same disk conditions
   api.ClearRequests();
   const std::int64_t unix0 = NowUnixMicros();
   auto start = Clock::now();
@@ -379,50 +336,13 @@ double ClaimGetRoundTrip(gfp::simworld::ProcessWorld& world, int samples,
   return Percentile(latency, 0.5);
 }
 
-// One activation in the simulated FM (state file in `fm_dir`, as serve's), called in this
-// process through the same dlopen'ed library: median.
-double FmActivateMicros(const fs::path& fm_dir, int samples) {
-  const std::string state = (fm_dir / "fm-floor.state").string();
-  if (auto fm = gfp::fmsim::FmSimControl::Create(state, "h100"); !fm.ok()) {
-    Die(fm.status().message());
-  }
-  ::setenv("NVFM_SIM_STATE", state.c_str(), 1);
-  auto library = gfp::adapters::fm::FabricManagerLibrary::Load(GFP_BENCH_NVFM_SIM);
-  if (!library.ok()) Die(library.status().message());
-  const gfp::adapters::fm::FmFunctions& fn = (*library)->fn();
-  namespace abi = gfp::adapters::fm::abi;
-  if (fn.fmLibInit() != abi::kSuccess) Die("fmLibInit of the simulated FM failed");
-  abi::ConnectParamsV2 params{};
-  params.version = abi::kConnectParamsV2Version;
-  std::snprintf(params.addressInfo, sizeof(params.addressInfo), "%s", "/run/fm.sock");
-  params.timeoutMs = 1000;
-  params.addressIsUnixSocket = 1;
-  params.addressType = abi::kAddrUnix;
-  abi::fmHandle_t handle = nullptr;
-  if (fn.fmConnect(&params, &handle) != abi::kSuccess) Die("fmConnect to the simulated FM");
-  std::vector<double> activate;
-  for (int i = -5; i < samples; ++i) {
-    const auto start = Clock::now();
-    const int a = fn.fmActivateFabricPartition(handle, 3);
-    const double took = Micros(Clock::now() - start);
-    if (a != abi::kSuccess || fn.fmDeactivateFabricPartition(handle, 3) != abi::kSuccess) {
-      Die("the simulated FM refused partition 3");
-    }
-    if (i >= 0) activate.push_back(took);
-  }
-  fn.fmDisconnect(handle);
-  fn.fmLibShutdown();
-  ::unsetenv("NVFM_SIM_STATE");
-  return Percentile(activate, 0.5);
-}
-
 // The floor's parts and the breakdown's, measured after the Prepares in the same run.
 struct FloorParts {
   double rtt = 0;         // empty NodePrepareResources round trip
   double get = 0;         // one claim GET, kept-alive connection
   double get_new = 0;     // one claim GET with a new connection (TLS handshake)
   double fm = 0;          // one FM activation
-  double file_write = 0;  // one durable atomic file write
+  double file_write = 0;  // one atomic file write (no fsync)
 };
 
 // What one run comes to.
@@ -447,9 +367,8 @@ void PrintPrepareRows(const PrepareRun& run, const FloorParts& f, const PrepareS
   Row("  floor: commits x commit + DRA rtt + GET + FM", Fmt("%.0f us", m.floor),
       Fmt("%.2f", m.per_call) + Fmt(" x %.0f", m.commit) + Fmt(" + %.0f", f.rtt) +
           Fmt(" + %.0f", f.get) + Fmt(" + %.1f us", f.fm));
-  Row("  beyond the floor: claim files x durable write", Fmt("%.0f us", m.files_us),
-      Fmt("%.0f files", run.files) +
-          Fmt(" x %.0f us (write, fsync, rename, dir fsync)", f.file_write));
+  Row("  beyond the floor: claim files x atomic write", Fmt("%.0f us", m.files_us),
+      Fmt("%.0f files", run.files) + Fmt(" x %.0f us (write, rename; no fsync)", f.file_write));
   Row("  beyond the floor: GET on a new connection", Fmt("+%.0f us", f.get_new - f.get),
       Fmt("%.0f us with a TLS handshake", f.get_new) + Fmt(" vs %.0f kept alive", f.get));
   Row("  beyond the floor: the rest", Fmt("%.0f us", m.p50 - m.floor - m.files_us),
@@ -492,7 +411,7 @@ void AddPrepareFigures(const PrepareRun& run, const FloorParts& f, const Prepare
   Report("prepare_floor_us", "NodePrepareResources floor", m.floor, "us",
          "commits x commit + DRA rtt + claim GET (kept alive) + FM activation");
   Report("prepare_breakdown_files_us", "NodePrepareResources breakdown: claim files", m.files_us,
-         "us", Fmt("%.0f files", run.files) + Fmt(" x %.0f us durable write", f.file_write));
+         "us", Fmt("%.0f files", run.files) + Fmt(" x %.0f us atomic write", f.file_write));
   Report("prepare_breakdown_get_new_connection_us", "claim GET on a new connection", f.get_new,
          "us", Fmt("kept alive: %.0f us", f.get));
   Report("unprepare_median_us", "NodeUnprepareResources, median", m.unprepare_p50, "us", "");
@@ -627,8 +546,11 @@ int main(int argc, char** argv) {
     FloorParts floor;
     floor.rtt = EmptyDraRoundTrip(*world, floor_samples);
     floor.get = ClaimGetRoundTrip(*world, floor_samples, &floor.get_new);
-    floor.fm = FmActivateMicros(fm_dir.empty() ? work : fm_dir, floor_samples);
-    floor.file_write = DurableFileWriteMicros(work / "prepare" / "file-floor", floor_samples);
+    floor.fm =
+        MeasureFmCalls(GFP_BENCH_NVFM_SIM, (fm_dir.empty() ? work : fm_dir) / "fm-floor.state",
+                       /*zero_latency=*/false, floor_samples)
+            .activate_us;
+    floor.file_write = AtomicFileWriteMicros(work / "prepare" / "file-floor", floor_samples);
     const PrepareSummary summary(run, floor);
     PrintPrepareRows(run, floor, summary);
     AddPrepareFigures(run, floor, summary);

@@ -38,9 +38,7 @@
 #include <grpcpp/client_context.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sqlite3.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -57,11 +55,12 @@
 #include <thread>
 #include <vector>
 
-#include "adapters/fm/fabric_manager_library.h"
-#include "adapters/fm/fm_abi.h"
 #include "adapters/kubelet/unix_channel.h"
 #include "bench/bench_report.h"
+#include "bench/common/baseline_db.h"
+#include "bench/common/fm_call_cost.h"
 #include "bench/common/grow_journal.h"
+#include "bench/common/process_clock.h"
 #include "engine/engine.h"
 #include "plugin/service.h"
 #include "process/child_process.h"
@@ -78,11 +77,15 @@
 
 namespace {
 
+using gfp::bench::BaselineDb;
+using gfp::bench::CpuMicrosOf;
 using gfp::bench::Die;
 using gfp::bench::Figure;
+using gfp::bench::FmCallCost;
 using gfp::bench::Fmt;
 using gfp::bench::Goal;
 using gfp::bench::Header;
+using gfp::bench::MeasureFmCalls;
 using gfp::bench::Percentile;
 using gfp::bench::Row;
 
@@ -93,75 +96,6 @@ using gfp::kubelet::FakeKubeletOptions;
 
 double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-double Micros(const timespec& t) {
-  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
-}
-
-// CPU time (user + system, every thread, live or exited) of process `pid`, in us: what
-// /proc/<pid>/stat reports as utime + stime, read through the process's CPU-time clock in
-// nanoseconds instead of clock ticks (10 ms), so that one call can be measured.
-double CpuMicrosOf(pid_t pid) {
-  clockid_t clock{};
-  timespec t{};
-  if (::clock_getcpuclockid(pid, &clock) != 0 || ::clock_gettime(clock, &t) != 0) {
-    Die("cannot read the CPU time of process " + std::to_string(pid));
-  }
-  return Micros(t);
-}
-
-// CPU time of the calling thread, in us.
-double ThreadCpuMicros() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return Micros(t);
-}
-
-// ---------------------------------------------------------------------------------------------
-// One durable single-row commit, the fsync floor, with the journal's pragmas.
-class BaselineDb {
- public:
-  explicit BaselineDb(const fs::path& p) {
-    if (sqlite3_open(p.c_str(), &db_) != SQLITE_OK) Die("cannot open baseline " + p.string());
-    const char* setup =
-        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-        "CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB NOT NULL);";
-    if (sqlite3_exec(db_, setup, nullptr, nullptr, nullptr) != SQLITE_OK) Die(sqlite3_errmsg(db_));
-    sqlite3_prepare_v2(db_, "INSERT INTO t(v) VALUES(?1)", -1, &stmt_, nullptr);
-  }
-  ~BaselineDb() {
-    sqlite3_finalize(stmt_);
-    sqlite3_close(db_);
-  }
-  // One commit: its latency and the CPU time this thread spent in it.
-  struct Commit {
-    double wall_us = 0;
-    double cpu_us = 0;
-  };
-  Commit One() {
-    const std::string payload(96, 'p');
-    const double cpu0 = ThreadCpuMicros();
-    const auto start = Clock::now();
-    sqlite3_bind_blob(stmt_, 1, payload.data(), static_cast<int>(payload.size()), SQLITE_STATIC);
-    if (sqlite3_step(stmt_) != SQLITE_DONE) Die(sqlite3_errmsg(db_));
-    sqlite3_reset(stmt_);
-    const double wall = Micros(Clock::now() - start);
-    return {wall, ThreadCpuMicros() - cpu0};
-  }
-  // `samples` timed commits after 3 untimed ones.
-  void Measure(int samples, std::vector<double>& wall, std::vector<double>& cpu) {
-    for (int i = -3; i < samples; ++i) {
-      const Commit c = One();
-      if (i < 0) continue;
-      wall.push_back(c.wall_us);
-      cpu.push_back(c.cpu_us);
-    }
-  }
-
- private:
-  sqlite3* db_ = nullptr;
-  sqlite3_stmt* stmt_ = nullptr;
-};
 
 // ---------------------------------------------------------------------------------------------
 // A node: fake trees + simulated FM state + directories for the kubelet and the journal.
@@ -618,60 +552,6 @@ RoundTrip EmptyRoundTrip(const Node& node, FakeKubelet& kubelet, const Spawned& 
   return {Percentile(latency, 0.5), cpu / samples};
 }
 
-// What one call into the zero-latency simulated FM costs by itself (in this process, through
-// the same dlopen'ed library the plugin uses): median activation and deactivation.
-struct FmCallCost {
-  double activate_us = 0;
-  double deactivate_us = 0;
-};
-
-FmCallCost MeasurePrivateFmCalls(const fs::path& dir, int samples) {
-  const std::string state = (dir / "fm-private.json").string();
-  if (auto fm = gfp::fmsim::FmSimControl::Create(state, "h100"); !fm.ok()) {
-    Die(fm.status().message());
-  }
-  const char* old_state = std::getenv("NVFM_SIM_STATE");
-  const std::string saved = old_state == nullptr ? "" : old_state;
-  ::setenv("NVFM_SIM_STATE", state.c_str(), 1);
-  ::setenv("NVFM_SIM_PRIVATE", "1", 1);
-  auto library = gfp::adapters::fm::FabricManagerLibrary::Load(GFP_BENCH_NVFM_SIM);
-  if (!library.ok()) Die(library.status().message());
-  const gfp::adapters::fm::FmFunctions& fn = (*library)->fn();
-  namespace abi = gfp::adapters::fm::abi;
-  if (fn.fmLibInit() != abi::kSuccess) Die("fmLibInit of the simulated FM failed");
-  abi::ConnectParamsV2 params{};
-  params.version = abi::kConnectParamsV2Version;
-  std::snprintf(params.addressInfo, sizeof(params.addressInfo), "%s", "/run/fm.sock");
-  params.timeoutMs = 1000;
-  params.addressIsUnixSocket = 1;
-  params.addressType = abi::kAddrUnix;
-  abi::fmHandle_t handle = nullptr;
-  if (fn.fmConnect(&params, &handle) != abi::kSuccess) Die("fmConnect to the simulated FM");
-  std::vector<double> activate;
-  std::vector<double> deactivate;
-  for (int i = -5; i < samples; ++i) {
-    auto start = Clock::now();
-    const int a = fn.fmActivateFabricPartition(handle, 3);
-    const double activated = Micros(Clock::now() - start);
-    start = Clock::now();
-    const int d = fn.fmDeactivateFabricPartition(handle, 3);
-    const double deactivated = Micros(Clock::now() - start);
-    if (a != abi::kSuccess || d != abi::kSuccess) Die("the simulated FM refused partition 3");
-    if (i < 0) continue;
-    activate.push_back(activated);
-    deactivate.push_back(deactivated);
-  }
-  fn.fmDisconnect(handle);
-  fn.fmLibShutdown();  // the in-process plugins of the later parts initialise it again
-  ::unsetenv("NVFM_SIM_PRIVATE");
-  if (old_state == nullptr) {
-    ::unsetenv("NVFM_SIM_STATE");
-  } else {
-    ::setenv("NVFM_SIM_STATE", saved.c_str(), 1);
-  }
-  return {Percentile(activate, 0.5), Percentile(deactivate, 0.5)};
-}
-
 // A durable single-row commit in the medium's directory, measured before and interleaved with
 // every timed Allocate.
 struct CommitBaseline {
@@ -1054,7 +934,8 @@ int main(int argc, char** argv) {
               g_fm_state_dir.empty() ? "the work dir" : g_fm_state_dir.c_str());
   allocate.samples = samples;
   allocate.idle_seconds = idle_seconds;
-  allocate.fm = MeasurePrivateFmCalls(work, std::max(samples, 100));
+  allocate.fm = MeasureFmCalls(GFP_BENCH_NVFM_SIM, work / "fm-private.json", /*zero_latency=*/true,
+                               std::max(samples, 100));
   allocate.label = "disk";
   BenchAllocate(work, allocate);
   // The same on tmpfs, where a commit costs no I/O: what Allocate costs besides the fsyncs.
