@@ -15,22 +15,16 @@
 #include <thread>
 
 #include "sim/apiserver/kubeconfig_writer.h"
-#include "sim/world/claim_scheduler.h"
-#include "sim/world/process_world.h"
-#include "tests/common/temp_dir.h"
+#include "tests/common/sanitizer_build.h"
+#include "tests/integration/dra/dra_world.h"
 
 namespace gfp {
 namespace {
 
 // The RSS bounds hold for the product build; a sanitizer build's memory says nothing about them.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = testing::kSanitizerBuild;
 
 using namespace std::chrono_literals;
-using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
 // Resident memory of `pid` in kB (VmRSS), -1 when unreadable.
@@ -43,52 +37,9 @@ long RssKb(pid_t pid) {
   return -1;
 }
 
-class DraHostileTest : public ::testing::Test {
+class DraHostileTest : public testing::DraWorldTest {
  protected:
-  void SetUp() override {
-    simworld::ProcessWorldOptions options;
-    options.dir = dir_.path();
-    options.fm_library = GFP_SIM_LIBRARY;
-    options.plugin_binary = GFP_BINARY;
-    options.reconcile_interval = 200ms;
-    options.release_grace = 600ms;
-    options.node_name = "node-a";
-    options.dra = true;
-    auto created = simworld::ProcessWorld::Create(options);
-    ASSERT_TRUE(created.ok()) << created.status().message();
-    world_ = std::move(created).value();
-  }
-
-  void StartAndWait() {
-    ASSERT_TRUE(world_->StartPlugin().ok());
-    const Status ready = world_->WaitDraRegisteredAndPublished();
-    ASSERT_TRUE(ready.ok()) << ready.message() << "\n" << Log();
-  }
-
-  std::string Log() const {
-    std::ifstream in(world_->log_path());
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-
-  Json Allocate(const std::string& name, std::size_t n) {
-    simworld::ClaimRequest request;
-    request.name = name;
-    request.gpus = n;
-    request.pod = "virt-launcher-" + name;
-    auto claim = scheduler_.Allocate(request, world_->api().Slices());
-    EXPECT_TRUE(claim.ok()) << claim.status().message();
-    return claim.ok() ? *claim : Json::object();
-  }
-
-  Json Store(const Json& claim) {
-    auto stored = world_->api().PutClaim(claim);
-    EXPECT_TRUE(stored.ok()) << stored.status().message();
-    return stored.ok() ? *stored : Json::object();
-  }
-
-  static kubelet::DraClaim Ref(const Json& claim) {
-    return {claim["metadata"]["uid"], claim["metadata"]["namespace"], claim["metadata"]["name"]};
-  }
+  DraHostileTest() : DraWorldTest(200ms) {}
 
   // The one claim's Prepare error ("" when prepared).
   std::string PrepareError(const kubelet::DraClaim& claim) {
@@ -98,22 +49,15 @@ class DraHostileTest : public ::testing::Test {
     return prepared.response.at(claim.uid).error;
   }
 
-  int FmActivations() {
-    auto log = world_->fabric().CallLog();
-    EXPECT_TRUE(log.ok());
-    int n = 0;
-    for (const auto& call : *log)
-      n += call.function == "fmActivateFabricPartition" && call.code == 0;
-    return n;
+  // Waits until serve's log holds `text` (serve exiting first is a failure).
+  Status LogNamesWithin(const std::string& text, std::chrono::milliseconds timeout) {
+    return simworld::ProcessWorld::Eventually(
+        [&]() -> Status {
+          if (Log().find(text) != std::string::npos) return Status::Ok();
+          return Alive() ? Unavailable("the log does not name " + text) : Internal("serve exited");
+        },
+        timeout);
   }
-
-  std::size_t ActiveInFm() {
-    auto active = world_->FabricActive();
-    EXPECT_TRUE(active.ok());
-    return active.ok() ? active->size() : 0;
-  }
-
-  bool Alive() { return !world_->PluginExited().has_value(); }
 
   Status SliceBack(std::chrono::milliseconds timeout = 15s) {
     return simworld::ProcessWorld::Eventually(
@@ -146,10 +90,6 @@ class DraHostileTest : public ::testing::Test {
       }
     }
   }
-
-  testing::TempDir dir_;
-  std::unique_ptr<simworld::ProcessWorld> world_;
-  simworld::ClaimScheduler scheduler_{"gpu-fabric-plugin.io", "node-a"};
 };
 
 TEST_F(DraHostileTest, HostileClaimsAreRefusedOneByOneWithTheReasonAndNoFabricCall) {
@@ -295,11 +235,11 @@ TEST_F(DraHostileTest, AMissingTokenFileIsNamedAndUnpreparesNothing) {
   fs::remove(token);
   world_->api().WipeSlices("node-a");
   world_->api().CloseWatches();
-  // Each check of a claim without a token retries with backoff first: give it several rounds.
-  std::this_thread::sleep_for(12s);
+  const Status named = LogNamesWithin(token.string(), 15s);
+  EXPECT_TRUE(named.ok()) << "the token file is not named\n" << Log();
+  std::this_thread::sleep_for(1s);  // five more reconcile intervals without a token
   EXPECT_TRUE(Alive()) << Log();
   EXPECT_TRUE(world_->api().Slices().empty());
-  EXPECT_NE(Log().find(token.string()), std::string::npos) << "the token file is not named";
   EXPECT_EQ(ActiveInFm(), 1u);
   std::ofstream(token) << "world-token-1\n";
   const Status back = SliceBack();
@@ -314,12 +254,10 @@ TEST_F(DraHostileTest, AWrongCaIsNamedNeverTrustedAndUnpreparesNothing) {
                                       {world_->dra_parts().token_file, {}, {}})
                   .ok());
   ASSERT_TRUE(world_->StartPlugin().ok());
-  std::this_thread::sleep_for(3s);
+  EXPECT_TRUE(LogNamesWithin("certificate", 15s).ok()) << Log();
   EXPECT_TRUE(Alive()) << Log();
   EXPECT_TRUE(world_->api().Slices().empty()) << "published through an untrusted certificate";
-  const std::string log = Log();
-  EXPECT_NE(log.find("127.0.0.1"), std::string::npos) << log;
-  EXPECT_NE(log.find("certificate"), std::string::npos) << log;
+  EXPECT_NE(Log().find("127.0.0.1"), std::string::npos) << Log();
   EXPECT_EQ(ActiveInFm(), 0u);
 }
 
@@ -431,7 +369,8 @@ TEST_F(DraHostileTest, AForeignServerOnOurSocketsIsNeverTakenOver) {
     ASSERT_EQ(::stat(socket_path.c_str(), &before), 0);
 
     ASSERT_TRUE(world_->StartPlugin().ok());
-    std::this_thread::sleep_for(3s);
+    EXPECT_TRUE(LogNamesWithin(socket_path.string(), 15s).ok()) << Log();
+    std::this_thread::sleep_for(1s);  // a retry that took the socket over would come in this time
     EXPECT_TRUE(Alive()) << Log();
     struct stat after {};
     ASSERT_EQ(::stat(socket_path.c_str(), &after), 0) << "our socket was removed";
@@ -440,7 +379,6 @@ TEST_F(DraHostileTest, AForeignServerOnOurSocketsIsNeverTakenOver) {
     EXPECT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0)
         << "the foreign server no longer answers";
     ::close(client);
-    EXPECT_NE(Log().find(socket_path.string()), std::string::npos) << Log();
     ASSERT_TRUE(world_->StopPlugin().ok());
     ::close(fd);
     fs::remove(socket_path);

@@ -5,73 +5,26 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <fstream>
+#include <filesystem>
 
-#include "sim/world/claim_scheduler.h"
-#include "sim/world/process_world.h"
-#include "tests/common/temp_dir.h"
+#include "tests/integration/dra/dra_world.h"
 
 namespace gfp {
 namespace {
 
 using namespace std::chrono_literals;
-using Json = nlohmann::json;
 
-class DraServeTest : public ::testing::Test {
+class DraServeTest : public testing::DraWorldTest {
  protected:
+  // One reconciliation at start and none after: its GETs of prepared claims would otherwise be
+  // counted with the calls' own (SPEC §11 counts them apart).
+  DraServeTest() : DraWorldTest(1h) {}
+
   void SetUp() override {
-    simworld::ProcessWorldOptions options;
-    options.dir = dir_.path();
-    options.fm_library = GFP_SIM_LIBRARY;
-    options.plugin_binary = GFP_BINARY;
-    // One reconciliation at start and none after: its GETs of prepared claims would otherwise
-    // be counted with the calls' own (SPEC §11 counts them apart).
-    options.reconcile_interval = 1h;
-    options.release_grace = 600ms;
-    options.node_name = "node-a";
-    options.dra = true;
-    auto created = simworld::ProcessWorld::Create(options);
-    ASSERT_TRUE(created.ok()) << created.status().message();
-    world_ = std::move(created).value();
-    ASSERT_TRUE(world_->StartPlugin().ok());
-    const Status ready = world_->WaitDraRegisteredAndPublished();
-    ASSERT_TRUE(ready.ok()) << ready.message() << "\n" << Log();
+    DraWorldTest::SetUp();
+    if (HasFatalFailure()) return;
+    StartAndWait();
   }
-
-  std::string Log() const {
-    std::ifstream in(world_->log_path());
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-
-  // The stand-in scheduler allocates an fm-<n>gpu claim; the API server stores it.
-  Json ScheduleClaim(const std::string& name, std::size_t n) {
-    simworld::ClaimRequest request;
-    request.name = name;
-    request.gpus = n;
-    request.pod = "virt-launcher-" + name;
-    auto claim = scheduler_.Allocate(request, world_->api().Slices());
-    EXPECT_TRUE(claim.ok()) << claim.status().message();
-    auto stored = world_->api().PutClaim(*claim);
-    EXPECT_TRUE(stored.ok()) << stored.status().message();
-    return *stored;
-  }
-
-  kubelet::DraClaim Ref(const Json& claim) {
-    return {claim["metadata"]["uid"], claim["metadata"]["namespace"], claim["metadata"]["name"]};
-  }
-
-  int FmActivations() {
-    auto log = world_->fabric().CallLog();
-    EXPECT_TRUE(log.ok());
-    int n = 0;
-    for (const auto& call : *log)
-      n += call.function == "fmActivateFabricPartition" && call.code == 0;
-    return n;
-  }
-
-  testing::TempDir dir_;
-  std::unique_ptr<simworld::ProcessWorld> world_;
-  simworld::ClaimScheduler scheduler_{"gpu-fabric-plugin.io", "node-a"};
 };
 
 TEST_F(DraServeTest, PublishesOneOwnedSliceOfEveryGpu) {
