@@ -33,15 +33,7 @@ done
 }
 
 # clang, its libFuzzer runtime (libclang-rt-14-dev) and lld, from Debian.
-fuzzer_runtime() { ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a 2>/dev/null | head -1; }
-if ! command -v clang++ >/dev/null || [[ -z "$(fuzzer_runtime)" ]]; then
-  if [[ $(id -u) -ne 0 ]]; then
-    echo "fuzz.sh: clang and libclang-rt-14-dev are missing; install them as root" >&2
-    exit 2
-  fi
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-14-dev lld >/dev/null
-fi
+./scripts/install-clang.sh
 
 start=$(date +%s)
 launcher=()

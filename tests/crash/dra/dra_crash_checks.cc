@@ -15,8 +15,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr const char* kDeactivate = "fmDeactivateFabricPartition";
-
 // "gpu-0000-1b-00-0" back to "0000:1b:00.0", written apart from the product's naming.
 std::string BdfOfDeviceName(const std::string& name) {
   std::string bdf = name.substr(4);
@@ -52,7 +50,7 @@ void DraCrashRun::CheckHeld() {
                                 << SeeLog();
     for (std::size_t i = held.fm_calls_after; i < calls->size(); ++i) {
       const auto& call = (*calls)[i];
-      if (call.function != kDeactivate || call.code != 0) continue;
+      if (call.function != kFmDeactivate || call.code != 0) continue;
       EXPECT_NE(call.args, std::to_string(pid))
           << name << "'s partition was deactivated while kubelet held it prepared" << SeeLog();
     }

@@ -21,8 +21,6 @@ using namespace std::chrono_literals;
 
 constexpr const char* kDriver = "gpu-fabric-plugin.io";
 constexpr const char* kNode = "node-a";
-constexpr const char* kActivate = "fmActivateFabricPartition";
-constexpr const char* kDeactivate = "fmDeactivateFabricPartition";
 constexpr int kHoldMs = 60'000;  // holds a call until the kill, far longer than any wait here
 
 // An error text kept short for the trace.
@@ -279,13 +277,13 @@ void DraCrashRun::KillInActivation() {
     Trace("  SIGKILL idle");
     return;
   }
-  ASSERT_TRUE(world_->fabric().CrashCaller(kActivate, point, 1, world_->serve()->pid()).ok());
+  ASSERT_TRUE(world_->fabric().CrashCaller(kFmActivate, point, 1, world_->serve()->pid()).ok());
   PrepareHeld(uid, "");
   const bool ended =
       process::WaitUntil([&] { return world_->PluginExited().has_value(); }, 5s, 5ms);
   ASSERT_TRUE(world_->fabric().ClearFailures().ok());
   if (ended) {
-    Trace(std::string("  serve ended by FM inside ") + kActivate +
+    Trace(std::string("  serve ended by FM inside ") + kFmActivate +
           (point == fmsim::CrashPoint::kAfter ? " after" : " before") + " FM acted");
   } else {  // the Prepare made no activation (refused first): kill it now
     ASSERT_TRUE(world_->CrashPlugin().ok()) << SeeLog();
@@ -324,11 +322,11 @@ void DraCrashRun::KillWhileHeld(int variant) {
     return;
   }
   if (variant == 2) {
-    ASSERT_TRUE(world_->fabric().DelayNext(kActivate, kHoldMs).ok());
+    ASSERT_TRUE(world_->fabric().DelayNext(kFmActivate, kHoldMs).ok());
   }
   if (variant == 3) {
     StartUnprepare(uid);
-    ASSERT_TRUE(world_->fabric().DelayNext(kDeactivate, kHoldMs).ok());
+    ASSERT_TRUE(world_->fabric().DelayNext(kFmDeactivate, kHoldMs).ok());
   }
   if (variant == 4) {
     world_->api().AddFault({"get", "resourceclaims", apisim::FaultKind::kDelay, 0, 3s, -1});

@@ -38,6 +38,10 @@
 
 namespace gfp::crashtest {
 
+// The simulated FM's names of the calls the run holds, kills inside and counts.
+inline constexpr const char* kFmActivate = "fmActivateFabricPartition";
+inline constexpr const char* kFmDeactivate = "fmDeactivateFabricPartition";
+
 // Deterministic draws: std distributions differ between standard libraries.
 struct Rng {
   std::mt19937_64 engine;

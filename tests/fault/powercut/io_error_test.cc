@@ -32,7 +32,7 @@ namespace {
 namespace fault = gfp::testing::fault;
 
 // CI size: every fault point of 2 workloads (326 fault points; 1 workload in sanitizer builds).
-constexpr std::uint64_t kCiSeeds = kSanitizerBuild ? 1 : 2;
+constexpr std::uint64_t kCiIoErrorSeeds = kSanitizerBuild ? 1 : 2;
 constexpr std::uint64_t kCiPointsPerOp = 1000;
 
 constexpr fault::IoOp kOps[] = {fault::IoOp::kWrite, fault::IoOp::kSync, fault::IoOp::kOpen,
@@ -167,7 +167,7 @@ void RunOne(std::uint64_t seed, fault::IoOp op, std::uint64_t nth, Tally* tally)
 }
 
 TEST_F(IoErrorSweep, FailedIoFailsTheRequestCleanlyAndTheNextAppendSucceeds) {
-  const SweepOptions options = SweepOptions::FromEnv(kCiSeeds, kCiPointsPerOp);
+  const SweepOptions options = SweepOptions::FromEnv(kCiIoErrorSeeds, kCiPointsPerOp);
   const char* only_op = std::getenv("GFP_IOFAULT_OP");
   TimeBox box;
   Tally tally;

@@ -25,7 +25,7 @@ namespace {
 namespace fault = gfp::testing::fault;
 
 // CI size: every cut point of 8 workloads (1,158 cut points; 3 workloads in sanitizer builds).
-constexpr std::uint64_t kCiSeeds = kSanitizerBuild ? 3 : 8;
+constexpr std::uint64_t kCiPowerCutSeeds = kSanitizerBuild ? 3 : 8;
 constexpr std::uint64_t kCiPointsPerSeed = 300;
 
 class PowerCutSweep : public ::testing::Test {
@@ -61,7 +61,7 @@ std::uint64_t CountPoints(std::uint64_t seed) {
 }
 
 TEST_F(PowerCutSweep, EveryAcknowledgedDecisionSurvivesACutAtEachPoint) {
-  const SweepOptions options = SweepOptions::FromEnv(kCiSeeds, kCiPointsPerSeed);
+  const SweepOptions options = SweepOptions::FromEnv(kCiPowerCutSeeds, kCiPointsPerSeed);
   TimeBox box;
   std::uint64_t cuts = 0, decisions = 0, lost = 0, failures = 0, total_points = 0;
   std::uint64_t double_cuts = 0;

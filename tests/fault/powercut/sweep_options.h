@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "common/sanitizer_build.h"
+
 namespace gfp::faulttest {
 
 inline std::uint64_t EnvU64(const char* name, std::uint64_t fallback) {
@@ -35,17 +37,7 @@ inline std::uint64_t EnvU64(const char* name, std::uint64_t fallback) {
 
 // Sanitizer builds (Debug, ASan+UBSan: about 8x slower) run a smaller default sweep: they look
 // for memory errors on the same paths, while the release build carries the >= 1,000 cut points.
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kSanitizerBuild = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool kSanitizerBuild = true;
-#else
-inline constexpr bool kSanitizerBuild = false;
-#endif
-#else
-inline constexpr bool kSanitizerBuild = false;
-#endif
+using gfp::testing::kSanitizerBuild;
 
 // The sweep's time box (CI must stay bounded even on a slow disk without /dev/shm).
 class TimeBox {

@@ -39,7 +39,7 @@ const char* KindName(Acknowledged::Kind kind) {
 }
 
 Workload::Workload(std::uint64_t seed, std::filesystem::path dir, int steps)
-    : seed_(seed), dir_(std::move(dir)), steps_(steps), rng_state_(seed * 0x9E3779B97F4A7C15ULL) {}
+    : dir_(std::move(dir)), steps_(steps), rng_state_(seed * 0x9E3779B97F4A7C15ULL) {}
 
 // splitmix64: fixed by its definition, so a seed is the same workload everywhere.
 std::uint64_t Workload::Next() {

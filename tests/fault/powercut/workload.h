@@ -76,7 +76,6 @@ class Workload {
   void RecordState();
   bool up() const { return world_ && world_->plugin_up(); }
 
-  std::uint64_t seed_;
   std::filesystem::path dir_;
   int steps_;
   std::uint64_t rng_state_;

@@ -10,7 +10,7 @@
 namespace gfp::adapters::apiserver::testing {
 namespace {
 
-using nlohmann::json;
+using Json = nlohmann::json;
 
 class ApiClientTest : public FakeServerTest {};
 
@@ -24,7 +24,7 @@ TEST_F(ApiClientTest, CreatesGetsListsUpdatesAndDeletesASlice) {
   auto got = client->Call({Verb::kGet, "resourceslices", kSlices + "/node-1-gpus", "", ""});
   ASSERT_TRUE(got.ok());
   ASSERT_EQ(got->code, 200);
-  json slice = *got->Json();
+  Json slice = *got->Json();
   EXPECT_EQ(slice["spec"]["nodeName"], "node-1");
   slice["spec"]["pool"]["generation"] = 2;
   auto updated =
@@ -34,7 +34,7 @@ TEST_F(ApiClientTest, CreatesGetsListsUpdatesAndDeletesASlice) {
   auto listed = client->Call(
       {Verb::kList, "resourceslices", kSlices + "?fieldSelector=spec.nodeName%3Dnode-1", "", ""});
   ASSERT_TRUE(listed.ok());
-  json list = *listed->Json();
+  Json list = *listed->Json();
   ASSERT_EQ(list["items"].size(), 1u);
   EXPECT_EQ(list["items"][0]["spec"]["pool"]["generation"], 2);
   auto deleted = client->Call({Verb::kDelete, "resourceslices", kSlices + "/node-1-gpus", "", ""});

@@ -375,7 +375,9 @@ TEST_F(VgpuTest, VfPartitionSurvivesFmLossAndIsReleasedWithItsPod) {
   auto active = fm_->ActiveVfs();
   ASSERT_TRUE(active.ok());
   ASSERT_EQ(active->size(), 1u);
-  const auto [pid, vfs] = *active->begin();
+  // Named copies, not a structured binding: clang 14 cannot capture one in a lambda.
+  const auto pid = active->begin()->first;
+  const auto vfs = active->begin()->second;
   EXPECT_EQ(vfs, FmOrderVfs(pid));
   ASSERT_TRUE(WaitForEvent(
       "AllocationBound",

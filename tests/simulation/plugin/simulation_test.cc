@@ -50,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "common/sanitizer_build.h"
 #include "common/temp_dir.h"
 #include "engine/engine.h"
 #include "sim/world/deterministic_world.h"
@@ -69,11 +70,8 @@ constexpr std::uint64_t kDefaultSeeds[] = {1,   2,     3,     4,     5,     6,
 // The default run: the seeds above, then 1000 + i up to this many, each run twice.
 // Sanitizer builds (ASan+UBSan, TSan: 5-10x slower) look for memory errors and races on the same
 // paths with fewer seeds; the release build's run carries the full count.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr std::uint64_t kDefaultSeedCount = 40;
-#else
-constexpr std::uint64_t kDefaultSeedCount = 500;
-#endif
+// They also run each seed once: the second run checks determinism, which no sanitizer adds to.
+constexpr std::uint64_t kDefaultSeedCount = testing::kSanitizerBuild ? 40 : 500;
 constexpr int kDefaultSteps = 200;
 constexpr std::size_t kHistoryLines = 30;
 
@@ -1097,7 +1095,7 @@ TEST(PluginSimulation, SeededScenarios) {
   }
   // Each seed twice, in the same folder (the journal names its files): the same seed must leave
   // the same journal, byte for byte (its chain head covers every event's bytes and time).
-  const bool twice = std::getenv("GFP_SIM_ONCE") == nullptr;
+  const bool twice = std::getenv("GFP_SIM_ONCE") == nullptr && !testing::kSanitizerBuild;
   const auto begin = std::chrono::steady_clock::now();
   std::vector<std::uint64_t> failing;
   std::map<std::string, long long> totals;

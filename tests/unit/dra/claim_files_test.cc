@@ -14,14 +14,13 @@
 
 #include "common/temp_dir.h"
 #include "process/child_process.h"
+#include "unit/dra/reference_dir.h"
 
 namespace gfp::plugin::dra {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-const std::string kReference = GFP_REFERENCE_DIR;  // empty when ../shared/reference is absent
 
 // The claim of kubevirt-dra-metadata.md §6: VM vm1's claim entry `gpus` from a template, two
 // requests of one GPU each.

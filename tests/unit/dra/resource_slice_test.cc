@@ -17,6 +17,7 @@
 #include "common/sm_fixtures.h"
 #include "common/temp_dir.h"
 #include "process/child_process.h"
+#include "unit/dra/reference_dir.h"
 
 namespace gfp::plugin::dra {
 namespace {
@@ -27,8 +28,6 @@ using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 using GpuSet = std::set<std::string>;
-
-const std::string kReference = GFP_REFERENCE_DIR;  // empty when ../shared/reference is absent
 
 // A node for a reference table: module m is GPU 0000:<0x10 + 8(m-1)>:00.0.
 struct TableNode {
