@@ -6,6 +6,7 @@
 #include "adapters/host/file_reading.h"
 #include "common/text_escape.h"
 #include "plugin/labels/node_labels_file.h"
+#include "plugin/labels/not_the_journal.h"
 
 namespace gfp::cli {
 namespace {
@@ -69,14 +70,8 @@ Status CheckNodeLabelsFileFlag(const plugin::ServeConfig& config) {
                            " needs --fabric-manager: the labels count Fabric Manager "
                            "partitions, and there are none without it");
   }
-  for (const std::string suffix : {"", "-wal", "-shm"}) {
-    std::error_code ignored;
-    if (std::filesystem::absolute(config.node_labels_file, ignored).lexically_normal() ==
-        std::filesystem::absolute(config.journal.string() + suffix, ignored).lexically_normal()) {
-      return InvalidArgument(flag + " is the journal's own file (--journal)");
-    }
-  }
-  Status status = plugin::labels::CheckNodeLabelsPath(config.node_labels_file);
+  Status status = plugin::labels::CheckNotAJournalFile(config.node_labels_file, config.journal);
+  if (status.ok()) status = plugin::labels::CheckNodeLabelsPath(config.node_labels_file);
   if (status.ok()) return status;
   const bool colon = status.message().rfind(':', 0) == 0;
   return Status(status.code(), flag + (colon ? "" : " ") + status.message());

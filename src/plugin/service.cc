@@ -39,7 +39,8 @@ Service::Service(ServeConfig config, std::unique_ptr<ServeMetrics> metrics,
       pod_resources_(adapters::kubelet::PodResourcesClientOptions{
           config_.pod_resources_socket.string(), std::chrono::milliseconds(10'000),
           16 * 1024 * 1024}) {
-  if (!config_.node_labels_file.empty()) node_labels_.emplace(config_.node_labels_file);
+  if (!config_.node_labels_file.empty())
+    node_labels_.emplace(config_.node_labels_file, config_.journal);
 }
 
 Service::~Service() {

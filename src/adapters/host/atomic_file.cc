@@ -66,12 +66,29 @@ Status EnsureStagingDir(const fs::path& target, const fs::path& staging) {
                               " is not a folder (remove it; it is where the new file is "
                               "written before it is renamed into place)");
   }
+  // Someone else's folder, or one others may write in, could hold a planted file or link.
+  if (info.st_uid != ::geteuid() || (info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return FailedPrecondition("cannot replace " + Shown(target) + ": " + Shown(staging) +
+                              " is not a private folder of this user (remove it; it is created "
+                              "0700 where the new file is written before it is renamed)");
+  }
   return Status::Ok();
+}
+
+// Creates `temp` afresh: never opens an existing file or follows a link (a leftover of a killed
+// run is removed first, so a planted hard link is unlinked, never written through).
+int CreateFresh(const fs::path& temp) {
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::open(temp.c_str(), kFlags, 0644);
+  if (fd < 0 && errno == EEXIST && ::unlink(temp.c_str()) == 0) {
+    fd = ::open(temp.c_str(), kFlags, 0644);
+  }
+  return fd;
 }
 
 Status WriteAll(const fs::path& target, const fs::path& temp, std::string_view content,
                 Durability durability) {
-  Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
+  Fd fd(CreateFresh(temp));
   if (fd.get() < 0) return StepFailed(target, "creating " + Shown(temp), errno);
   // The umask must not make it unreadable for NFD.
   if (::fchmod(fd.get(), 0644) != 0) return StepFailed(target, "chmod of " + Shown(temp), errno);

@@ -23,7 +23,9 @@ inline constexpr std::string_view kStagingDirName = ".gpu-fabric-plugin-staging"
 // `content`: written to <dir>/.gpu-fabric-plugin-staging/<name>.tmp, fsynced, renamed onto
 // `path`, then the folder is fsynced so the rename survives a power loss. A reader of `path`
 // sees the old file or the whole new one. The staging folder is created (0700) when missing; a
-// symlink or anything but a folder there is refused. On failure `path` is unchanged and the
+// symlink, anything but a folder, or a folder of another user or writable by others there is
+// refused. The temporary file is created exclusively (O_EXCL, no link followed; a leftover is
+// unlinked first) and its mode set on the descriptor. On failure `path` is unchanged and the
 // temporary file is removed. Errors name the path, the step and the OS reason:
 // "cannot replace /d/f: writing /d/.gpu-fabric-plugin-staging/f.tmp failed: No space left on
 // device" (ResourceExhausted for ENOSPC/EDQUOT, NotFound for a missing folder, else Internal).

@@ -2,6 +2,8 @@
 // partitions of the node. Written atomically, only when its text changes, never removed.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
@@ -32,12 +34,16 @@ class NodeLabelsFile {
   // A failed write is tried again at most this often (a full disk is not hammered every turn).
   static constexpr std::chrono::seconds kRetryEvery{1};
 
-  explicit NodeLabelsFile(std::filesystem::path path) : path_(std::move(path)) {}
+  // `journal` (may be empty) is never written: see CheckNotAJournalFile.
+  NodeLabelsFile(std::filesystem::path path, std::filesystem::path journal)
+      : path_(std::move(path)), journal_(std::move(journal)) {}
 
   // `free_by_size` is sm::FreePartitionsBySize's answer. Empty (Fabric Manager's table not known
   // yet) writes nothing: a file left by the previous run stays (docs/scheduling.md says why).
-  // Otherwise writes the file when its text differs from the last one written. A failure is
-  // logged once per change of reason, retried, never fatal; the recovery is logged too.
+  // Otherwise writes the file when its text differs from the last one written, or when the file
+  // is no longer the one written (removed, replaced or edited: its inode, size or mtime
+  // changed). A failure is logged once per change of reason, retried, never fatal; the recovery
+  // is logged too.
   void Update(const std::map<std::size_t, std::size_t>& free_by_size, Clock::time_point now);
 
   // The last failure's message; empty while writing works.
@@ -45,8 +51,22 @@ class NodeLabelsFile {
   const std::filesystem::path& path() const { return path_; }
 
  private:
+  // What lstat showed right after the last write; another value means someone else's hand.
+  struct Identity {
+    dev_t device = 0;
+    ino_t inode = 0;
+    off_t size = 0;
+    timespec mtime{};
+    bool operator==(const Identity& o) const;
+  };
+  static std::optional<Identity> IdentityOf(const std::filesystem::path& path);
+  bool StillAsWritten(const std::string& text);
+  Status Write(const std::string& text);
+
   std::filesystem::path path_;
+  std::filesystem::path journal_;
   std::optional<std::string> written_;  // the text in the file, once this process wrote it
+  std::optional<Identity> written_identity_;
   std::string problem_;
   Clock::time_point next_retry_{};
 };

@@ -49,10 +49,21 @@ TEST_F(NodeLabelsPreflight, WithoutFabricManagerItIsAnError) {
 }
 
 TEST_F(NodeLabelsPreflight, TheJournalIsNeverTheLabelsFile) {
+  const std::string own = " is the journal's own file (--journal=" + config_.journal.string() + ")";
   config_.node_labels_file = config_.journal;
-  EXPECT_EQ(Error(), Flag() + " is the journal's own file (--journal)");
+  EXPECT_EQ(Error(), Flag() + own);
   config_.node_labels_file = dir_.path() / "x" / ".." / "journal.db-wal";
-  EXPECT_EQ(Error(), Flag() + " is the journal's own file (--journal)");
+  EXPECT_EQ(Error(), Flag() + own);
+  // Spelled through a symlinked folder: the same folder by device and inode (seen red: the
+  // labels replaced the journal while serve ran on, ready).
+  std::filesystem::create_directory_symlink(dir_.path(), dir_.path() / "features.d" / "up");
+  for (const char* name :
+       {"journal.db", "journal.db-wal", "journal.db-shm", "journal.db-journal"}) {
+    config_.node_labels_file = dir_.path() / "features.d" / "up" / name;
+    EXPECT_EQ(Error(), Flag() + own) << name;
+  }
+  config_.node_labels_file = dir_.path() / "features.d" / "up" / "gpu-fabric";
+  EXPECT_TRUE(CheckServeConfig(config_).ok()) << "another name in the journal's folder is fine";
 }
 
 TEST_F(NodeLabelsPreflight, PathProblemsFollowTheFlag) {

@@ -111,15 +111,34 @@ TEST_F(AtomicFile, AStagingNameTakenByAFileOrSymlinkIsRefused) {
   EXPECT_FALSE(fs::exists(Target()));
 }
 
-TEST_F(AtomicFile, ASymlinkPlantedAsTheTemporaryFileIsNotFollowed) {
+// A symlink or a hard link planted as the temporary file is unlinked, never written through
+// (the hard link was overwritten before the temporary file was created with O_EXCL).
+TEST_F(AtomicFile, ALinkPlantedAsTheTemporaryFileIsNotWrittenThrough) {
   fs::create_directories(Staging());
+  fs::permissions(Staging(), fs::perms::owner_all);
   const fs::path victim = dir_.path() / "victim";
   std::ofstream(victim) << "precious";
   fs::create_symlink(victim, Temp());
-  const Status status = ReplaceFileAtomically(Target(), "a=1\n");
-  EXPECT_FALSE(status.ok());
-  EXPECT_NE(status.message().find("creating"), std::string::npos) << status.message();
+  Status status = ReplaceFileAtomically(Target(), "a=1\n");
+  ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(Read(victim), "precious");
+  EXPECT_EQ(Read(Target()), "a=1\n");
+
+  fs::create_hard_link(victim, Temp());
+  status = ReplaceFileAtomically(Target(), "a=2\n");
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(Read(victim), "precious") << "wrote through a planted hard link";
+  EXPECT_EQ(Read(Target()), "a=2\n");
+  EXPECT_FALSE(fs::exists(Temp()));
+}
+
+TEST_F(AtomicFile, AStagingFolderOthersMayWriteInIsRefused) {
+  fs::create_directories(Staging());
+  fs::permissions(Staging(), fs::perms::all);
+  const Status status = ReplaceFileAtomically(Target(), "a=1\n");
+  EXPECT_EQ(status.code(), ErrorCode::kFailedPrecondition) << status.message();
+  EXPECT_NE(status.message().find("is not a private folder of this user"), std::string::npos)
+      << status.message();
   EXPECT_FALSE(fs::exists(Target()));
 }
 

@@ -28,6 +28,11 @@ std::string Read(const fs::path& path) {
   return s.str();
 }
 
+ino_t Inode(const fs::path& path) {
+  struct stat info {};
+  return ::lstat(path.c_str(), &info) == 0 ? info.st_ino : 0;
+}
+
 int Count(const std::string& text, const std::string& needle) {
   int n = 0;
   for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
@@ -46,6 +51,7 @@ class NodeLabelsFileTest : public ::testing::Test {
   void TearDown() override { spdlog::set_default_logger(previous_); }
 
   fs::path Path() const { return dir_.path() / "features.d" / "gpu-fabric"; }
+  fs::path Journal() const { return dir_.path() / "state" / "journal.db"; }
 
   gfp::testing::TempDir dir_;
   std::ostringstream log_;
@@ -55,7 +61,7 @@ class NodeLabelsFileTest : public ::testing::Test {
 TEST_F(NodeLabelsFileTest, NothingIsWrittenBeforeTheTableIsKnown) {
   fs::create_directories(Path().parent_path());
   std::ofstream(Path()) << "gpu-fabric.free-partitions.8=1\n";  // left by the previous run
-  NodeLabelsFile file(Path());
+  NodeLabelsFile file(Path(), Journal());
   file.Update({}, Clock::now());
   EXPECT_EQ(Read(Path()), "gpu-fabric.free-partitions.8=1\n");
   EXPECT_FALSE(fs::exists(Path().parent_path() / adapters::host::kStagingDirName));
@@ -63,24 +69,78 @@ TEST_F(NodeLabelsFileTest, NothingIsWrittenBeforeTheTableIsKnown) {
 
 TEST_F(NodeLabelsFileTest, WrittenAtFirstThenOnlyWhenACountChanges) {
   fs::create_directories(Path().parent_path());
-  NodeLabelsFile file(Path());
+  NodeLabelsFile file(Path(), Journal());
   const auto now = Clock::now();
   file.Update({{1, 8}, {8, 1}}, now);
   ASSERT_NE(Read(Path()).find("gpu-fabric.free-partitions.8=1\n"), std::string::npos);
-  // Marked by hand: an unchanged count must not rewrite it (NFD would rescan for nothing).
-  std::ofstream(Path(), std::ios::app) << "# marker\n";
-  file.Update({{1, 8}, {8, 1}}, now);
-  EXPECT_NE(Read(Path()).find("# marker"), std::string::npos) << "rewritten without a change";
+  // Unchanged counts and an untouched file: not rewritten (NFD would rescan for nothing).
+  const auto before = fs::last_write_time(Path());
+  const auto inode = Inode(Path());
+  for (int turn = 0; turn < 3; ++turn) file.Update({{1, 8}, {8, 1}}, now);
+  EXPECT_EQ(fs::last_write_time(Path()), before) << "rewritten without a change";
+  EXPECT_EQ(Inode(Path()), inode) << "rewritten without a change";
   file.Update({{1, 6}, {8, 0}}, now);
   const std::string text = Read(Path());
-  EXPECT_EQ(text.find("# marker"), std::string::npos);
   EXPECT_NE(text.find("gpu-fabric.free-partitions.1=6\n"), std::string::npos) << text;
   EXPECT_NE(text.find("gpu-fabric.largest-free-partition=1\n"), std::string::npos) << text;
   EXPECT_TRUE(file.problem().empty());
 }
 
+// NFD reads what is in the file, not what serve wrote last: a removed, replaced or edited file is
+// written again at the next turn, even though no count changed (seen red before the fix).
+TEST_F(NodeLabelsFileTest, ARemovedOrEditedFileIsRestored) {
+  fs::create_directories(Path().parent_path());
+  NodeLabelsFile file(Path(), Journal());
+  const auto now = Clock::now();
+  file.Update({{8, 1}}, now);
+  const std::string written = Read(Path());
+  ASSERT_NE(written.find("gpu-fabric.free-partitions.8=1\n"), std::string::npos);
+
+  fs::remove(Path());
+  file.Update({{8, 1}}, now);
+  EXPECT_EQ(Read(Path()), written) << "a removed file was not restored";
+
+  std::ofstream(Path(), std::ios::app) << "gpu-fabric.free-partitions.8=7\n";
+  file.Update({{8, 1}}, now);
+  EXPECT_EQ(Read(Path()), written) << "an edited file was not restored";
+
+  std::ofstream(Path(), std::ios::trunc) << "x";  // same inode, another size
+  file.Update({{8, 1}}, now);
+  EXPECT_EQ(Read(Path()), written) << "an overwritten file was not restored";
+  EXPECT_EQ(Count(log_.str(), "was removed or changed by someone else; writing it again"), 3)
+      << log_.str();
+  EXPECT_TRUE(file.problem().empty());
+}
+
+// The labels path names the journal through a symlinked folder (given so at start, or swapped in
+// while serve runs): the journal is never replaced (seen red: 426 bytes of labels in its place).
+TEST_F(NodeLabelsFileTest, TheJournalIsNeverWrittenThroughASymlinkedFolder) {
+  fs::create_directories(Journal().parent_path());
+  std::ofstream(Journal()) << "SQLite format 3";
+  fs::create_directory_symlink(Journal().parent_path(), dir_.path() / "features.d");
+  NodeLabelsFile file(dir_.path() / "features.d" / "journal.db", Journal());
+  file.Update({{8, 1}}, Clock::now());
+  EXPECT_EQ(Read(Journal()), "SQLite format 3");
+  EXPECT_NE(file.problem().find("is the journal's own file (--journal=" + Journal().string()),
+            std::string::npos)
+      << file.problem();
+
+  fs::remove(dir_.path() / "features.d");
+  fs::create_directories(dir_.path() / "features.d");
+  NodeLabelsFile later(dir_.path() / "features.d" / "journal.db-wal", Journal());
+  later.Update({{8, 1}}, Clock::now());
+  ASSERT_TRUE(later.problem().empty()) << later.problem();  // a real folder: fine
+  std::ofstream(Journal().string() + "-wal") << "wal frames";
+  fs::rename(dir_.path() / "features.d", dir_.path() / "features.old");
+  fs::create_directory_symlink(Journal().parent_path(), dir_.path() / "features.d");
+  later.Update({{8, 2}}, Clock::now());
+  EXPECT_EQ(Read(Journal().string() + "-wal"), "wal frames");
+  EXPECT_NE(later.problem().find("is the journal's own file"), std::string::npos)
+      << later.problem();
+}
+
 TEST_F(NodeLabelsFileTest, AFailureIsLoggedOncePerReasonRetriedAndItsEndLogged) {
-  NodeLabelsFile file(Path());  // features.d does not exist yet
+  NodeLabelsFile file(Path(), Journal());  // features.d does not exist yet
   auto now = Clock::now();
   for (int turn = 0; turn < 30; ++turn) {
     file.Update({{1, 8}}, now);
