@@ -44,22 +44,23 @@ Status CheckSocketPathFree(const std::filesystem::path& path) {
   return Status::Ok();
 }
 
-std::filesystem::path TemporarySocketPath(const std::filesystem::path& dir) {
-  static std::atomic<unsigned> counter{0};
-  return dir / (".gfp" + std::to_string(::getpid()) + "." + std::to_string(++counter) + ".sock");
-}
-
 namespace {
 
-// The pid in a TemporarySocketPath name (".gfp<pid>.<n>.sock"), or 0 for any other name.
-pid_t PidOfTemporarySocketName(std::string_view name) {
-  constexpr std::string_view kPrefix = ".gfp", kSuffix = ".sock";
-  if (name.size() <= kPrefix.size() + kSuffix.size() || !name.starts_with(kPrefix) ||
-      !name.ends_with(kSuffix)) {
+constexpr std::string_view kPrefix = ".gfp";
+constexpr std::string_view kFolderSuffix = ".d";
+constexpr std::string_view kLegacySuffix = ".sock";  // bound directly in the folder (old versions)
+constexpr const char* kSocketName = "grpc.sock";
+
+std::string Reason() { return std::strerror(errno); }
+
+// The pid in a name ".gfp<pid>.<n><suffix>", or 0 for any other name.
+pid_t PidOfTemporaryName(std::string_view name, std::string_view suffix) {
+  if (name.size() <= kPrefix.size() + suffix.size() || !name.starts_with(kPrefix) ||
+      !name.ends_with(suffix)) {
     return 0;
   }
   const std::string_view middle =
-      name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+      name.substr(kPrefix.size(), name.size() - kPrefix.size() - suffix.size());
   const std::size_t dot = middle.find('.');
   if (dot == std::string_view::npos || dot + 1 == middle.size()) return 0;
   const std::string_view pid_text = middle.substr(0, dot);
@@ -77,34 +78,77 @@ pid_t PidOfTemporarySocketName(std::string_view name) {
 
 bool ProcessIsGone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
 
+// Our own pid counts as gone: called before this process binds anything, such a file is from an
+// earlier process with the same pid (pid 1 in every restart of a container).
+bool LeftByAGoneProcess(pid_t pid) { return pid != 0 && (pid == ::getpid() || ProcessIsGone(pid)); }
+
+// Unlinks `path` when it is a socket (not followed) on which nothing answers.
+bool RemoveDeadSocket(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
+  if (SocketIsLive(path)) return false;
+  return ::unlink(path.c_str()) == 0;
+}
+
+// A private bind folder: a real folder (lstat), emptied of a dead socket, then removed. rmdir
+// fails on anything else left inside, which then stays.
+bool RemoveStaleBindFolder(const std::filesystem::path& folder) {
+  struct stat st {};
+  if (::lstat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+  RemoveDeadSocket(folder / kSocketName);
+  return ::rmdir(folder.c_str()) == 0;
+}
+
 }  // namespace
+
+Result<std::filesystem::path> MakePrivateBindPath(const std::filesystem::path& dir) {
+  static std::atomic<unsigned> counter{0};
+  const std::filesystem::path folder =
+      dir / (std::string(kPrefix) + std::to_string(::getpid()) + "." + std::to_string(++counter) +
+             std::string(kFolderSuffix));
+  if (::mkdir(folder.c_str(), 0700) != 0) {
+    return Internal("cannot create the private folder " + folder.string() +
+                    " to bind a socket in: " + Reason());
+  }
+  // The umask can only have removed bits; the owner needs all three (root ignores them anyway).
+  if (::chmod(folder.c_str(), 0700) != 0) {
+    const std::string why = Reason();
+    ::rmdir(folder.c_str());
+    return Internal("cannot set mode 0700 on " + folder.string() + ": " + why);
+  }
+  return folder / kSocketName;
+}
 
 std::vector<std::filesystem::path> RemoveStaleTemporarySockets(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> removed;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const pid_t pid = PidOfTemporarySocketName(entry.path().filename().string());
-    // Our own pid counts as gone: called before this process binds anything, such a file is
-    // from an earlier process with the same pid (pid 1 in every restart of a container).
-    if (pid == 0 || (pid != ::getpid() && !ProcessIsGone(pid))) continue;
-    struct stat st {};
-    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
-    if (SocketIsLive(entry.path())) continue;
-    if (::unlink(entry.path().c_str()) == 0) removed.push_back(entry.path());
+    const std::string name = entry.path().filename().string();
+    if (LeftByAGoneProcess(PidOfTemporaryName(name, kFolderSuffix))) {
+      if (RemoveStaleBindFolder(entry.path())) removed.push_back(entry.path());
+    } else if (LeftByAGoneProcess(PidOfTemporaryName(name, kLegacySuffix))) {
+      if (RemoveDeadSocket(entry.path())) removed.push_back(entry.path());
+    }
   }
   return removed;
 }
 
 Status InstallSocket(const std::filesystem::path& bound, const std::filesystem::path& target) {
   if (::chmod(bound.c_str(), 0600) != 0) {
-    return Internal("cannot set mode 0600 on " + bound.string() + ": " + std::strerror(errno));
+    return Internal("cannot set mode 0600 on " + bound.string() + ": " + Reason());
   }
   GFP_RETURN_IF_ERROR(CheckSocketPathFree(target));
   if (::rename(bound.c_str(), target.c_str()) != 0) {
     return Internal("cannot move socket " + bound.string() + " to " + target.string() + ": " +
-                    std::strerror(errno));
+                    Reason());
   }
+  ::rmdir(bound.parent_path().c_str());
   return Status::Ok();
+}
+
+void RemovePrivateBindPath(const std::filesystem::path& bound) {
+  ::unlink(bound.c_str());
+  ::rmdir(bound.parent_path().c_str());
 }
 
 std::optional<FileIdentity> IdentityOf(const std::filesystem::path& path) {

@@ -18,21 +18,22 @@ Status UnixSocketServer::Serve(const std::vector<grpc::Service*>& services) {
   if (server_) return Status::Ok();
   GFP_RETURN_IF_ERROR(CheckSocketPathFree(path_));
   adapters::kubelet::KeepGrpcInitialized();
-  // gRPC unlinks the path it binds (before binding and at shutdown): give it a private name and
-  // move the socket onto our path only once nothing live answers there (socket_guard.h).
-  const auto bound = TemporarySocketPath(path_.parent_path());
+  // gRPC unlinks the path it binds (before binding and at shutdown): give it a private name, in
+  // a folder only we can enter, and move the socket onto our path only once nothing live answers
+  // there (socket_guard.h).
+  GFP_ASSIGN_OR_RETURN(const std::filesystem::path bound, MakePrivateBindPath(path_.parent_path()));
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + bound.string(), grpc::InsecureServerCredentials());
   for (grpc::Service* service : services) builder.RegisterService(service);
   server_ = builder.BuildAndStart();
   if (!server_) {
+    RemovePrivateBindPath(bound);
     return Unavailable("cannot serve on " + bound.string() + " (to be moved to " + path_.string() +
                        ")");
   }
   if (Status installed = InstallSocket(bound, path_); !installed.ok()) {
     ShutdownServer();
-    std::error_code ignored;
-    std::filesystem::remove(bound, ignored);
+    RemovePrivateBindPath(bound);
     return installed;
   }
   socket_identity_ = IdentityOf(path_);

@@ -1,6 +1,7 @@
 // A gRPC server on one installed Unix socket path, with the rules of socket_guard.h: a live
-// socket of another server is never taken over, the server binds a private temporary name, the
-// socket gets mode 0600 before it is renamed into place (no moment in which others may connect),
+// socket of another server is never taken over, the server binds a temporary name inside a
+// private 0700 folder, the socket gets mode 0600 there before it is renamed into place (no moment
+// in which others may connect, whatever the umask),
 // and Stop removes the path only while it is still the file we installed. Used by the
 // device-plugin sockets and by the DRA sockets (SPEC §11).
 #pragma once

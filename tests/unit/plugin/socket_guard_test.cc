@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -67,6 +68,51 @@ TEST(RemoveStaleTemporarySockets, RemovesOnlyDeadProcessesSocketsNobodyAnswersOn
   }
   for (int fd : fds) ::close(fd);
   if (live_fd >= 0) ::close(live_fd);
+}
+
+// The private bind folders (MakePrivateBindPath) a killed plugin left: removed with their dead
+// socket; a symlink of that name is not followed, a folder holding anything else stays.
+TEST(RemoveStaleTemporarySockets, RemovesDeadProcessesBindFoldersWithoutFollowingLinks) {
+  gfp::testing::TempDir dir;
+  const std::string gone = std::string(".gfp") + kGonePid;
+  const fs::path stale = dir.path() / (gone + ".1.d");
+  const fs::path answering = dir.path() / (gone + ".2.d");
+  const fs::path cluttered = dir.path() / (gone + ".3.d");
+  const fs::path link = dir.path() / (gone + ".4.d");
+  const fs::path elsewhere = dir.path() / "elsewhere";
+  for (const fs::path& folder : {stale, answering, cluttered, elsewhere}) {
+    fs::create_directory(folder);
+  }
+  const int fds[] = {BindSocket(stale / "grpc.sock", false),
+                     BindSocket(answering / "grpc.sock", true),
+                     BindSocket(elsewhere / "grpc.sock", false)};
+  std::ofstream(cluttered / "notes") << "x";
+  fs::create_directory_symlink(elsewhere, link);
+
+  EXPECT_EQ(RemoveStaleTemporarySockets(dir.path()), std::vector<fs::path>{stale});
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(answering / "grpc.sock")) << "something answers there";
+  EXPECT_TRUE(fs::exists(cluttered / "notes"));
+  EXPECT_TRUE(fs::exists(elsewhere / "grpc.sock")) << "followed the symlink";
+  EXPECT_TRUE(fs::is_symlink(link));
+  for (int fd : fds) ::close(fd);
+}
+
+// The folder is 0700 whatever the umask, and unique per call.
+TEST(MakePrivateBindPath, AFolderOnlyItsOwnerEnters) {
+  gfp::testing::TempDir dir;
+  const mode_t previous = ::umask(0);
+  auto first = MakePrivateBindPath(dir.path());
+  auto second = MakePrivateBindPath(dir.path());
+  ::umask(previous);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_NE(first->parent_path(), second->parent_path());
+  EXPECT_EQ(first->filename(), "grpc.sock");
+  EXPECT_EQ(fs::status(first->parent_path()).permissions(), fs::perms::owner_all);
+  RemovePrivateBindPath(*first);
+  EXPECT_FALSE(fs::exists(first->parent_path()));
+  EXPECT_FALSE(MakePrivateBindPath(dir.path() / "absent").ok());
 }
 
 TEST(RemoveStaleTemporarySockets, AMissingDirectoryRemovesNothing) {
