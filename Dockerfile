@@ -15,7 +15,7 @@ RUN ./scripts/install-deps.sh && ./scripts/build.sh \
 # in Debian 12 and that every library `ldd` reports for the binary comes from one of them or
 # from their dependencies.
 FROM debian:12-slim
-ARG RUNTIME_PACKAGES="libcivetweb1 libfmt9 libgrpc++1.51 libprometheus-cpp-core1.0 libprotobuf32 libspdlog1.10 libsqlite3-0 libssl3 libcurl4 libyaml-cpp0.7 pci.ids"
+ARG RUNTIME_PACKAGES="libfmt9 libgrpc++1.51 libmicrohttpd12 libprometheus-cpp-core1.0 libprotobuf32 libspdlog1.10 libsqlite3-0 libssl3 libcurl4 libyaml-cpp0.7 pci.ids"
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $RUNTIME_PACKAGES \
  && rm -rf /var/lib/apt/lists/*

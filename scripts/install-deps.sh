@@ -10,7 +10,7 @@ packages=(
   libspdlog-dev libfmt-dev
   librapidcheck-dev libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libssl-dev libbenchmark-dev
-  prometheus-cpp-dev libcivetweb-dev
+  prometheus-cpp-dev libmicrohttpd-dev libcivetweb-dev
   libyaml-cpp-dev libcurl4-openssl-dev
   clang-format-14 clang-tidy-14 python3 python3-jsonschema
 )

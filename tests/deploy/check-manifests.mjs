@@ -123,6 +123,18 @@ function checkServices(where, objects, allServices, ds) {
       if (!cp) problem(`Service ${svc.metadata.name} port ${port.name} targets ${target}, no port of the container`);
     }
   }
+  // The NetworkPolicy must select the pods and admit the metrics port, or it cuts Prometheus off.
+  for (const np of objects.filter((o) => o.kind === "NetworkPolicy")) {
+    if (!Object.entries(np.spec.podSelector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v)) {
+      problem(`NetworkPolicy ${np.metadata.name} does not select the DaemonSet's pods`);
+    }
+    for (const rule of np.spec.ingress ?? []) {
+      for (const port of rule.ports ?? []) {
+        const cp = (container?.ports ?? []).find((p) => p.name === port.port || p.containerPort === port.port);
+        if (!cp) problem(`NetworkPolicy ${np.metadata.name} admits port ${port.port}, no port of the container`);
+      }
+    }
+  }
   for (const sm of objects.filter((o) => o.kind === "ServiceMonitor")) {
     const match = sm.spec.selector.matchLabels ?? {};
     const svc = allServices.find((s) => Object.entries(match).every(([k, v]) => s.metadata.labels?.[k] === v));

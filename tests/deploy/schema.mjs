@@ -9,6 +9,7 @@ const modules = {
   "apps/v1": "kubernetes-models/apps/v1",
   "rbac.authorization.k8s.io/v1": "kubernetes-models/rbac.authorization.k8s.io/v1",
   "admissionregistration.k8s.io/v1": "kubernetes-models/admissionregistration.k8s.io/v1",
+  "networking.k8s.io/v1": "kubernetes-models/networking.k8s.io/v1",
   "monitoring.coreos.com/v1": "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1",
 };
 

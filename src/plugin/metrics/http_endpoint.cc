@@ -1,51 +1,76 @@
 #include "plugin/metrics/http_endpoint.h"
 
-#include <civetweb.h>
+#include <microhttpd.h>
 #include <spdlog/spdlog.h>
 
-#include <cstring>
-#include <mutex>
+#include <cstdarg>
+#include <cstdio>
 
 #include "common/text_escape.h"
+#include "plugin/metrics/listen_address.h"
 
 namespace gfp::plugin::metrics {
 namespace {
 
-// Prometheus scrapes and kubelet probes: small requests, a few at a time.
-constexpr const char* kThreads = "2";
-constexpr const char* kMaxRequestBytes = "8192";
-constexpr const char* kRequestTimeoutMs = "5000";
+// Prometheus scrapes and kubelet probes: small requests, a few at a time. A connection's memory
+// holds its request line and headers, so it bounds them (a bigger request is refused).
+constexpr unsigned kConnectionTimeoutSeconds = 10;
+constexpr std::size_t kConnectionMemoryBytes = 16 * 1024;
+constexpr unsigned kConnectionLimit = 1024;
+constexpr unsigned kPerIpConnectionLimit = 128;
 
-const char* Reason(int status) {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 503:
-      return "Service Unavailable";
+// What libmicrohttpd logged while starting on this thread: MHD_start_daemon says only "no", the
+// reason ("Failed to bind to port 9402: Address already in use") is in its log.
+thread_local std::string* t_start_log = nullptr;
+
+void LogMicrohttpd(void*, const char* format, va_list args) {
+  char text[512];
+  std::vsnprintf(text, sizeof text, format, args);
+  std::string line = text;
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  spdlog::debug("metrics endpoint: {}", EscapeAndTruncate(line, 512));
+  if (t_start_log != nullptr && t_start_log->size() < 1024) {
+    *t_start_log += (t_start_log->empty() ? "" : "; ") + line;
   }
-  return "Error";
 }
 
-// What civetweb logged while starting on this thread: its start error alone is only "Failed to
-// setup server ports", the reason (address in use, not local) is in the log.
-thread_local std::string t_start_log;
-
-int LogCivetweb(const ::mg_connection*, const char* message) {
-  spdlog::debug("metrics endpoint: {}", EscapeAndTruncate(message, 512));
-  const std::string text = message;
-  if (text != "Failed to setup server ports" && t_start_log.size() < 1024) {
-    t_start_log += (t_start_log.empty() ? "" : "; ") + text;
+MHD_Result Serve(void* self, MHD_Connection* connection, const char* url, const char* method,
+                 const char* /*version*/, const char* /*upload_data*/,
+                 std::size_t* /*upload_data_size*/, void** /*request_state*/) {
+  const auto& endpoint = *static_cast<const HttpEndpoint*>(self);
+  HttpEndpoint::Response r = endpoint.Respond(method, url);
+  // MHD sends Content-Length and, for HEAD, leaves the body out.
+  MHD_Response* response =
+      MHD_create_response_from_buffer(r.body.size(), r.body.data(), MHD_RESPMEM_MUST_COPY);
+  if (response == nullptr) return MHD_NO;
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, r.content_type);
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
+  if (r.status == MHD_HTTP_METHOD_NOT_ALLOWED) {
+    MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
   }
-  return 1;  // handled: civetweb prints nothing itself
+  const MHD_Result queued =
+      MHD_queue_response(connection, static_cast<unsigned>(r.status), response);
+  MHD_destroy_response(response);
+  return queued;
 }
 
-void InitCivetwebOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] { mg_init_library(0); });
+MHD_Daemon* StartDaemon(const ListenAddress& listen, std::uint16_t port, HttpEndpoint* endpoint) {
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  if (listen.dual_stack) {
+    flags |= MHD_USE_DUAL_STACK;
+  } else if (listen.ipv6) {
+    flags |= MHD_USE_IPv6;
+  }
+  // The logger must be the first option, or MHD logs the options before it to stderr itself.
+  return MHD_start_daemon(flags, port, nullptr, nullptr, &Serve, endpoint,             //
+                          MHD_OPTION_EXTERNAL_LOGGER, &LogMicrohttpd, nullptr,         //
+                          MHD_OPTION_SOCK_ADDR, listen.get(),                          //
+                          MHD_OPTION_CONNECTION_TIMEOUT, kConnectionTimeoutSeconds,    //
+                          MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemoryBytes,  //
+                          MHD_OPTION_CONNECTION_LIMIT, kConnectionLimit,               //
+                          MHD_OPTION_PER_IP_CONNECTION_LIMIT, kPerIpConnectionLimit,   //
+                          MHD_OPTION_END);
 }
 
 }  // namespace
@@ -68,65 +93,38 @@ HttpEndpoint::Response HttpEndpoint::Answer(const std::string& path,
           "not found: the paths are /metrics, /healthz, /readyz\n"};
 }
 
-int HttpEndpoint::Handle(mg_connection* connection, void* self) {
-  const auto& endpoint = *static_cast<const HttpEndpoint*>(self);
-  const mg_request_info* info = mg_get_request_info(connection);
-  const bool head = std::strcmp(info->request_method, "HEAD") == 0;
-  Response r;
-  if (!head && std::strcmp(info->request_method, "GET") != 0) {
-    r = {405, "text/plain; charset=utf-8", "only GET and HEAD\n"};
-  } else {
-    r = Answer(info->local_uri ? info->local_uri : "", endpoint.registry_, endpoint.probes_);
+HttpEndpoint::Response HttpEndpoint::Respond(std::string_view method,
+                                             const std::string& path) const {
+  if (method != MHD_HTTP_METHOD_GET && method != MHD_HTTP_METHOD_HEAD) {
+    return {405, "text/plain; charset=utf-8", "only GET and HEAD\n"};
   }
-  mg_printf(connection,
-            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-            "Cache-Control: no-store\r\nConnection: close\r\n\r\n",
-            r.status, Reason(r.status), r.content_type, r.body.size());
-  if (!head) mg_write(connection, r.body.data(), r.body.size());
-  return r.status;
+  return Answer(path, registry_, probes_);
 }
 
 Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const MetricsAddress& address,
                                                           const std::string& flag_value,
                                                           const MetricsRegistry& registry,
                                                           const ProbeState& probes) {
-  InitCivetwebOnce();
   std::unique_ptr<HttpEndpoint> endpoint(new HttpEndpoint(registry, probes));
-  const std::string ports = address.ListeningPortsOption();
-  const char* options[] = {"listening_ports",
-                           ports.c_str(),
-                           "num_threads",
-                           kThreads,
-                           "max_request_size",
-                           kMaxRequestBytes,
-                           "request_timeout_ms",
-                           kRequestTimeoutMs,
-                           "enable_keep_alive",
-                           "no",
-                           nullptr};
-  mg_callbacks callbacks{};
-  callbacks.log_message = LogCivetweb;
-  mg_init_data init{&callbacks, endpoint.get(), options};
-  char error_text[256] = "";
-  mg_error_data error{nullptr, error_text, sizeof error_text};
-  t_start_log.clear();
-  endpoint->context_ = mg_start2(&init, &error);
-  if (!endpoint->context_) {
-    // The log says why ("cannot bind to 127.0.0.1:9402: 98 (Address already in use)").
-    const std::string why = t_start_log.empty() ? std::string(error_text) : t_start_log;
+  const ListenAddress listen = ListenAddressOf(address, Ipv6Available());
+  std::string start_log;
+  t_start_log = &start_log;
+  endpoint->daemon_ = StartDaemon(listen, address.port, endpoint.get());
+  t_start_log = nullptr;
+  if (endpoint->daemon_ == nullptr) {
+    const std::string why = start_log.empty() ? "the HTTP server did not start" : start_log;
     return Unavailable("--metrics-address=" + EscapeAndTruncate(flag_value, 128) +
                        ": cannot listen: " + EscapeAndTruncate(why, 512));
   }
-  mg_set_request_handler(endpoint->context_, "/", &HttpEndpoint::Handle, endpoint.get());
-  mg_server_port bound[4]{};
-  if (mg_get_server_ports(endpoint->context_, 4, bound) >= 1) endpoint->port_ = bound[0].port;
+  const MHD_DaemonInfo* bound = MHD_get_daemon_info(endpoint->daemon_, MHD_DAEMON_INFO_BIND_PORT);
+  if (bound != nullptr) endpoint->port_ = bound->port;
   spdlog::info("metrics endpoint listening on {} (/metrics, /healthz, /readyz)",
-               address.Describe(endpoint->port_));
+               DescribeListenAddress(listen, endpoint->port_));
   return endpoint;
 }
 
 HttpEndpoint::~HttpEndpoint() {
-  if (context_) mg_stop(context_);
+  if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
 }
 
 }  // namespace gfp::plugin::metrics

@@ -1,18 +1,21 @@
 // The one HTTP listener of --metrics-address (SPEC §8.1): /metrics, /healthz, /readyz, 404 for
-// anything else. Served by civetweb (the web server prometheus-cpp's Exposer embeds; the Exposer
-// itself cannot add other paths) on its own threads, with bounded request size and timeouts.
+// anything else; GET and HEAD only (405 with `Allow: GET, HEAD` otherwise). Served by GNU
+// libmicrohttpd on one internal epoll thread: a connection that is silent or sends a byte at a
+// time holds no thread (only its buffer, at most 16 KiB with the headers, for at most 10 s), so
+// it cannot delay kubelet's probes; connections are capped (1024, 128 per client address).
 // Handlers read only the registry and the probe state, never FM or the journal.
 #pragma once
 
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "plugin/metrics/metrics_address.h"
 #include "plugin/metrics/metrics_registry.h"
 #include "plugin/metrics/probe_state.h"
 
-struct mg_context;
-struct mg_connection;
+struct MHD_Daemon;
 
 namespace gfp::plugin::metrics {
 
@@ -28,6 +31,7 @@ class HttpEndpoint {
   HttpEndpoint(const HttpEndpoint&) = delete;
   HttpEndpoint& operator=(const HttpEndpoint&) = delete;
 
+  // The port bound (the one picked when the address said port 0).
   int port() const { return port_; }
 
   // What a GET of `path` answers (the handlers' logic, without HTTP).
@@ -38,15 +42,17 @@ class HttpEndpoint {
   };
   static Response Answer(const std::string& path, const MetricsRegistry& registry,
                          const ProbeState& probes);
+  // What a request answers: Answer for GET and HEAD (HTTP leaves out HEAD's body), 405 for any
+  // other method.
+  Response Respond(std::string_view method, const std::string& path) const;
 
  private:
   HttpEndpoint(const MetricsRegistry& registry, const ProbeState& probes)
       : registry_(registry), probes_(probes) {}
-  static int Handle(::mg_connection* connection, void* self);
 
   const MetricsRegistry& registry_;
   const ProbeState& probes_;
-  mg_context* context_ = nullptr;
+  MHD_Daemon* daemon_ = nullptr;
   int port_ = 0;
 };
 

@@ -1,7 +1,6 @@
 #include "plugin/metrics/metrics_address.h"
 
 #include <arpa/inet.h>
-#include <civetweb.h>
 
 #include <charconv>
 
@@ -30,8 +29,6 @@ Result<std::uint16_t> ParsePort(const std::string& text, const std::string& port
 
 }  // namespace
 
-bool IpV6Supported() { return mg_check_feature(8) != 0; }  // 8: MG_FEATURES_IPV6
-
 Result<MetricsAddress> ParseMetricsAddress(const std::string& text) {
   const auto colon = text.rfind(':');
   if (colon == std::string::npos) return Bad(text, "there is no ':' before the port");
@@ -43,12 +40,6 @@ Result<MetricsAddress> ParseMetricsAddress(const std::string& text) {
     in6_addr v6{};
     if (::inet_pton(AF_INET6, host.c_str(), &v6) != 1) {
       return Bad(text, "[" + EscapeAndTruncate(host, kMaxShownValue) + "] is not an IPv6 address");
-    }
-    // Debian's civetweb is built without IPv6: it would fail later with "invalid port spec".
-    if (!IpV6Supported()) {
-      return Bad(text,
-                 "IPv6 addresses need an HTTP server built with IPv6, and this build's civetweb "
-                 "has none; use an IPv4 address or :PORT");
     }
     address.ipv6 = true;
   } else if (host == "localhost") {
@@ -62,18 +53,6 @@ Result<MetricsAddress> ParseMetricsAddress(const std::string& text) {
   }
   address.host = host;
   return address;
-}
-
-std::string MetricsAddress::ListeningPortsOption() const {
-  if (host.empty()) return std::to_string(port);
-  if (ipv6) return "[" + host + "]:" + std::to_string(port);
-  return host + ":" + std::to_string(port);
-}
-
-std::string MetricsAddress::Describe(int bound_port) const {
-  if (host.empty()) return "0.0.0.0:" + std::to_string(bound_port);
-  if (ipv6) return "[" + host + "]:" + std::to_string(bound_port);
-  return host + ":" + std::to_string(bound_port);
 }
 
 }  // namespace gfp::plugin::metrics

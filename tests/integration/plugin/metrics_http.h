@@ -1,5 +1,5 @@
-// Test helpers for the metrics endpoint: a minimal HTTP/1.1 GET over TCP, and a reader of the
-// Prometheus text exposition (families, their types, the label names of each sample).
+// Test helpers for the metrics endpoint: a minimal HTTP/1.1 client over TCP (IPv4 or IPv6), and a
+// reader of the Prometheus text exposition (families, their types, the label names of each sample).
 #pragma once
 
 #include <arpa/inet.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <regex>
@@ -20,33 +21,64 @@
 namespace gfp::testing {
 
 struct HttpReply {
-  int status = 0;  // 0: no answer (connection refused, timeout, garbage)
+  int status = 0;       // 0: no answer (connection refused, timeout, garbage)
+  std::string headers;  // the header lines after the status line, as sent
   std::string body;
 };
 
-// GET (or another method) of `path` on 127.0.0.1:port; waits at most `timeout` for the answer.
-inline HttpReply HttpGet(int port, const std::string& path,
-                         std::chrono::milliseconds timeout = std::chrono::seconds(5),
-                         const std::string& method = "GET") {
-  HttpReply reply;
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return reply;
+// A TCP connection to host (an IPv4 or IPv6 address) and port, or -1. `timeout` bounds each
+// send and receive on it.
+inline int ConnectTcp(const std::string& host, int port,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  sockaddr_in v4{};
+  sockaddr_in6 v6{};
+  if (::inet_pton(AF_INET, host.c_str(), &v4.sin_addr) == 1) {
+    v4.sin_family = AF_INET;
+    v4.sin_port = htons(static_cast<std::uint16_t>(port));
+    length = sizeof v4;
+    std::memcpy(&storage, &v4, length);
+  } else if (::inet_pton(AF_INET6, host.c_str(), &v6.sin6_addr) == 1) {
+    v6.sin6_family = AF_INET6;
+    v6.sin6_port = htons(static_cast<std::uint16_t>(port));
+    length = sizeof v6;
+    std::memcpy(&storage, &v6, length);
+  } else {
+    return -1;
+  }
+  const int fd = ::socket(storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
   timeval tv{static_cast<time_t>(timeout.count() / 1000),
              static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&storage), length) != 0) {
     ::close(fd);
-    return reply;
+    return -1;
   }
-  const std::string request =
-      method + " " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
-  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
-      static_cast<ssize_t>(request.size())) {
+  return fd;
+}
+
+// One HTTP/1.1 request; the reply is read until the server closes the connection.
+struct HttpRequest {
+  std::string host = "127.0.0.1";  // an IPv4 or IPv6 address (no brackets)
+  int port = 0;
+  std::string method = "GET";
+  std::string path = "/";
+  std::string connection = "close";  // the Connection header
+  std::string extra_headers;         // "Name: value\r\n" lines
+  std::chrono::milliseconds timeout = std::chrono::seconds(5);
+};
+
+inline HttpReply HttpSend(const HttpRequest& request) {
+  HttpReply reply;
+  const int fd = ConnectTcp(request.host, request.port, request.timeout);
+  if (fd < 0) return reply;
+  const std::string text = request.method + " " + request.path +
+                           " HTTP/1.1\r\nHost: localhost\r\nConnection: " + request.connection +
+                           "\r\n" + request.extra_headers + "\r\n";
+  if (::send(fd, text.data(), text.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(text.size())) {
     ::close(fd);
     return reply;
   }
@@ -59,12 +91,27 @@ inline HttpReply HttpGet(int port, const std::string& path,
   }
   ::close(fd);
   std::smatch m;
-  static const std::regex status_line(R"(^HTTP/1\.[01] (\d{3}))");
+  static const std::regex status_line(R"(^HTTP/1\.[01] (\d{3})[^\r\n]*\r\n)");
   if (!std::regex_search(raw, m, status_line)) return reply;
   reply.status = std::stoi(m[1]);
+  const auto line_end = static_cast<std::size_t>(m.length(0));
   const auto body = raw.find("\r\n\r\n");
-  if (body != std::string::npos) reply.body = raw.substr(body + 4);
+  if (body == std::string::npos) return reply;
+  reply.headers = raw.substr(line_end, body + 2 - line_end);
+  reply.body = raw.substr(body + 4);
   return reply;
+}
+
+// GET (or another method) of `path` on 127.0.0.1:port; waits at most `timeout` for the answer.
+inline HttpReply HttpGet(int port, const std::string& path,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(5),
+                         const std::string& method = "GET") {
+  HttpRequest request;
+  request.port = port;
+  request.path = path;
+  request.timeout = timeout;
+  request.method = method;
+  return HttpSend(request);
 }
 
 // One family of the exposition: its TYPE and the label names of every sample (histogram

@@ -1,10 +1,20 @@
-// The --metrics-address parser, the probe state and the HTTP listener (over real TCP).
+// The --metrics-address parser and listen address, the probe state and the HTTP listener (over
+// real TCP: IPv4, IPv6, silent and slow clients beside probes, methods).
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
 
 #include "integration/plugin/metrics_http.h"
 #include "plugin/metrics/http_endpoint.h"
+#include "plugin/metrics/listen_address.h"
 #include "plugin/metrics/metrics_address.h"
 #include "plugin/metrics/probe_state.h"
 
@@ -12,7 +22,10 @@ namespace gfp::plugin::metrics {
 namespace {
 
 using namespace std::chrono_literals;
+using gfp::testing::ConnectTcp;
 using gfp::testing::HttpGet;
+using gfp::testing::HttpRequest;
+using gfp::testing::HttpSend;
 using Steady = ProbeState::Steady;
 
 TEST(MetricsAddressTest, AcceptsHostPortAndPortAlone) {
@@ -20,13 +33,21 @@ TEST(MetricsAddressTest, AcceptsHostPortAndPortAlone) {
   ASSERT_TRUE(any.ok()) << any.status().message();
   EXPECT_EQ(any->host, "");
   EXPECT_EQ(any->port, 9402);
-  EXPECT_EQ(any->ListeningPortsOption(), "9402");
-  EXPECT_EQ(any->Describe(9402), "0.0.0.0:9402");
+  const ListenAddress dual = ListenAddressOf(*any, /*ipv6_available=*/true);
+  EXPECT_TRUE(dual.ipv6);
+  EXPECT_TRUE(dual.dual_stack);
+  EXPECT_EQ(DescribeListenAddress(dual, 9402), "[::]:9402 (IPv4 and IPv6)");
+  const ListenAddress v4_only = ListenAddressOf(*any, /*ipv6_available=*/false);
+  EXPECT_FALSE(v4_only.ipv6);
+  EXPECT_EQ(v4_only.get()->sa_family, AF_INET);
+  EXPECT_EQ(DescribeListenAddress(v4_only, 9402), "0.0.0.0:9402");
 
   auto local = ParseMetricsAddress("127.0.0.1:0");
   ASSERT_TRUE(local.ok());
-  EXPECT_EQ(local->ListeningPortsOption(), "127.0.0.1:0");
-  EXPECT_EQ(local->Describe(41233), "127.0.0.1:41233");
+  const ListenAddress loopback = ListenAddressOf(*local, true);
+  EXPECT_FALSE(loopback.ipv6);
+  EXPECT_EQ(loopback.length, sizeof(sockaddr_in));
+  EXPECT_EQ(DescribeListenAddress(loopback, 41233), "127.0.0.1:41233");
 
   auto named = ParseMetricsAddress("localhost:65535");
   ASSERT_TRUE(named.ok());
@@ -34,14 +55,14 @@ TEST(MetricsAddressTest, AcceptsHostPortAndPortAlone) {
   EXPECT_EQ(named->port, 65535);
 
   auto v6 = ParseMetricsAddress("[::1]:9402");
-  if (IpV6Supported()) {
-    ASSERT_TRUE(v6.ok());
-    EXPECT_EQ(v6->ListeningPortsOption(), "[::1]:9402");
-  } else {
-    // Debian 12's civetweb: refused at the flag check, not later by the listener.
-    ASSERT_FALSE(v6.ok());
-    EXPECT_NE(v6.status().message().find("this build's civetweb has none"), std::string::npos);
-  }
+  ASSERT_TRUE(v6.ok()) << v6.status().message();
+  EXPECT_TRUE(v6->ipv6);
+  EXPECT_EQ(v6->host, "::1");
+  const ListenAddress v6_listen = ListenAddressOf(*v6, true);
+  EXPECT_TRUE(v6_listen.ipv6);
+  EXPECT_FALSE(v6_listen.dual_stack);
+  EXPECT_EQ(v6_listen.length, sizeof(sockaddr_in6));
+  EXPECT_EQ(DescribeListenAddress(v6_listen, 9402), "[::1]:9402");
 }
 
 TEST(MetricsAddressTest, RefusesBadValuesSayingWhy) {
@@ -184,6 +205,124 @@ TEST_F(HttpEndpointTest, AnOversizedRequestIsRefusedAndTheEndpointKeepsServing) 
   ::send(fd, huge.data(), huge.size(), MSG_NOSIGNAL);
   ::close(fd);
   EXPECT_EQ(HttpGet(endpoint_->port(), "/healthz").status, 200);
+}
+
+// Descriptors closed at the end of a test.
+struct OpenSockets {
+  std::vector<int> fds;
+  ~OpenSockets() {
+    for (const int fd : fds) ::close(fd);
+  }
+};
+
+// kubelet probes with a 3 s timeout. Clients that connect and say nothing, or send a request a
+// byte at a time and never finish it, must not make a probe wait (issue 21: two such clients
+// held both of civetweb's threads for 5 s each, and kubelet restarted the pod).
+TEST_F(HttpEndpointTest, SilentAndSlowClientsNeverDelayAProbe) {
+  const int port = endpoint_->port();
+  OpenSockets silent;
+  OpenSockets slow;
+  for (int i = 0; i < 50; ++i) {
+    silent.fds.push_back(ConnectTcp("127.0.0.1", port));
+    ASSERT_GE(silent.fds.back(), 0);
+    slow.fds.push_back(ConnectTcp("127.0.0.1", port));
+    ASSERT_GE(slow.fds.back(), 0);
+  }
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    const std::string partial = "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ";
+    for (std::size_t i = 0; !stop.load(); ++i) {
+      const char byte = i < partial.size() ? partial[i] : 'a';
+      for (const int fd : slow.fds) ::send(fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+  std::this_thread::sleep_for(200ms);  // every client connected and trickling
+  auto slowest = std::chrono::steady_clock::duration::zero();
+  for (int round = 0; round < 4; ++round) {
+    for (const char* path : {"/healthz", "/readyz"}) {
+      const auto start = std::chrono::steady_clock::now();
+      const auto reply = HttpGet(port, path, 3s);
+      const auto took = std::chrono::steady_clock::now() - start;
+      slowest = std::max(slowest, took);
+      EXPECT_NE(reply.status, 0) << path << ": no answer within kubelet's 3 s";
+      EXPECT_LT(took, 100ms) << path << " took "
+                             << std::chrono::duration<double, std::milli>(took).count() << " ms";
+    }
+  }
+  stop = true;
+  trickle.join();
+  std::printf("slowest of 8 probes beside 50 silent and 50 slow clients: %.1f ms\n",
+              std::chrono::duration<double, std::milli>(slowest).count());
+}
+
+TEST_F(HttpEndpointTest, MethodsOtherThanGetAndHeadAreNotAllowed) {
+  HttpRequest request;
+  request.port = endpoint_->port();
+  request.path = "/metrics";
+  for (const char* method : {"POST", "TRACE", "PUT", "DELETE", "OPTIONS", "FROBNICATE"}) {
+    request.method = method;
+    const auto reply = HttpSend(request);
+    EXPECT_EQ(reply.status, 405) << method;
+    EXPECT_NE(reply.headers.find("Allow: GET, HEAD\r\n"), std::string::npos) << method << ":\n"
+                                                                             << reply.headers;
+  }
+  request.method = "HEAD";
+  request.path = "/healthz";
+  const auto head = HttpSend(request);
+  EXPECT_EQ(head.status, 200);
+  EXPECT_EQ(head.body, "");
+  request.method = "GET";
+  const auto get = HttpSend(request);
+  EXPECT_EQ(get.status, 200);
+  EXPECT_NE(get.body, "");
+  for (const char* header : {"Content-Type: text/plain; charset=utf-8\r\n",
+                             "Cache-Control: no-store\r\n", "Connection: close\r\n"}) {
+    EXPECT_NE(get.headers.find(header), std::string::npos) << header << "\n" << get.headers;
+  }
+  // An Upgrade request is answered as a plain GET (civetweb sent no status line at all).
+  request.connection = "Upgrade";
+  request.extra_headers = "Upgrade: websocket\r\n";
+  EXPECT_EQ(HttpSend(request).status, 200);
+}
+
+// Whether this machine has ::1 (a container may have IPv6 off).
+bool HasIpv6Loopback() {
+  const int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in6 addr{};
+  addr.sin6_family = AF_INET6;
+  addr.sin6_addr = in6addr_loopback;
+  const bool bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return bound;
+}
+
+// A single-stack IPv6 cluster probes the pod over IPv6: `[::1]:PORT` listens on ::1, and
+// `:PORT` on every address of both families.
+TEST_F(HttpEndpointTest, Ipv6LoopbackAndDualStackAnswer) {
+  if (!HasIpv6Loopback()) GTEST_SKIP() << "this machine has no ::1";
+  HttpRequest request;
+  request.path = "/healthz";
+  auto v6 = ParseMetricsAddress("[::1]:0");
+  ASSERT_TRUE(v6.ok()) << v6.status().message();
+  auto v6_endpoint = HttpEndpoint::Start(*v6, "[::1]:0", registry_, probes_);
+  ASSERT_TRUE(v6_endpoint.ok()) << v6_endpoint.status().message();
+  request.host = "::1";
+  request.port = (*v6_endpoint)->port();
+  ASSERT_GT(request.port, 0);
+  EXPECT_EQ(HttpSend(request).status, 200);
+
+  auto any = ParseMetricsAddress(":0");
+  ASSERT_TRUE(any.ok());
+  auto any_endpoint = HttpEndpoint::Start(*any, ":0", registry_, probes_);
+  ASSERT_TRUE(any_endpoint.ok()) << any_endpoint.status().message();
+  request.port = (*any_endpoint)->port();
+  ASSERT_GT(request.port, 0);
+  for (const char* host : {"127.0.0.1", "::1"}) {
+    request.host = host;
+    EXPECT_EQ(HttpSend(request).status, 200) << host;
+  }
 }
 
 }  // namespace
