@@ -107,6 +107,12 @@ int Follow(const store::Journal& journal) {
       return FinishOutput(kExitDamaged);
     }
     if (more) continue;  // the rest at once, in the next transaction
+    // A deleted or replaced journal: serve writes elsewhere (or nowhere) now; a restarted
+    // follower opens whatever is at the path.
+    if (Status moved = journal.CheckStillAtPath(); !moved.ok()) {
+      PrintError(moved);
+      return FinishOutput(kExitDamaged);
+    }
     if (stopping) return FinishOutput(kExitOk);
     SleepUntilNextPoll();
   }

@@ -172,6 +172,17 @@ void Engine::SetAppendObserver(std::function<void(double seconds)> observer) {
   append_observer_ = std::move(observer);
 }
 
+Status Engine::CheckJournalStillAtPath() {
+  std::lock_guard lock(mu_);
+  Status status = journal_->CheckStillAtPath();
+  if (!status.ok() && !journal_moved_checkpointed_) {
+    journal_moved_checkpointed_ = true;
+    const Status checkpoint = journal_->Checkpoint();
+    if (!checkpoint.ok()) spdlog::warn("{}", checkpoint.message());
+  }
+  return status;
+}
+
 sm::State Engine::CopyState() const {
   std::lock_guard lock(mu_);
   return state_;

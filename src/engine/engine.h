@@ -82,6 +82,11 @@ class Engine {
   }
   sm::State CopyState() const;
 
+  // store::Journal::CheckStillAtPath under the engine's lock (the serve loop asks every turn).
+  // The first time it fails, the -wal is checkpointed into the file this process still holds,
+  // so that file alone has the whole history for an operator to copy back.
+  Status CheckJournalStillAtPath();
+
   const RecoveryReport& recovery() const { return recovery_; }
   store::Journal& journal() { return *journal_; }
 
@@ -118,6 +123,7 @@ class Engine {
   EngineOptions options_;
   RecoveryReport recovery_;
   std::uint64_t last_snapshot_seq_ = 0;
+  bool journal_moved_checkpointed_ = false;
   std::function<void(double seconds)> append_observer_;
   // Declared last: stopped (destroyed) before the journal it reads closes.
   std::unique_ptr<store::BackgroundVerifier> verifier_;

@@ -1,5 +1,7 @@
 #include "plugin/core_gauges.h"
 
+#include <spdlog/spdlog.h>
+
 #include "statemachine/free_partitions.h"
 
 namespace gfp::plugin {
@@ -17,6 +19,8 @@ metrics::ReadinessInputs CollectCommonReadiness(core::PluginCore& core) {
   inputs.fabric_manager_usable = core.fabric_manager_usable();
   if (!inputs.fabric_manager_usable) inputs.fabric_manager_problem = core.fabric_manager_problem();
   inputs.first_damaged_seq = FirstDamagedSeq(core);
+  const Status journal = core.engine().CheckJournalStillAtPath();
+  if (!journal.ok()) inputs.journal_problem = journal.message();
   return inputs;
 }
 
@@ -79,6 +83,13 @@ metrics::ReadinessInputs CollectDraReadiness(core::PluginCore& core, bool regist
 
 void CorePublisher::PublishIfChanged(core::PluginCore& core,
                                      const metrics::ReadinessInputs& readiness) {
+  if (readiness.journal_problem != journal_problem_) {
+    if (!readiness.journal_problem.empty()) {
+      spdlog::error("{}: no more allocations are granted; /readyz fails until serve restarts",
+                    readiness.journal_problem);
+    }
+    journal_problem_ = readiness.journal_problem;
+  }
   std::string not_ready = metrics::NotReadyReason(readiness);
   if (not_ready != not_ready_ || !published_) {
     probes_.SetNotReadyReason(not_ready);

@@ -47,6 +47,7 @@ class CorePublisher {
   std::uint64_t last_seq_ = 0;
   std::uint64_t first_damaged_seq_ = 0;
   std::string not_ready_;
+  std::string journal_problem_;  // logged once when it appears
 };
 
 }  // namespace gfp::plugin

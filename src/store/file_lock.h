@@ -34,6 +34,9 @@ class WriterLock {
   bool created() const { return created_; }
   // The file's size when it was locked (0 for a created file).
   std::uint64_t size_at_lock() const { return size_at_lock_; }
+  // The locked file's descriptor (for /proc/<pid>/fd/<fd>: the file stays readable there after
+  // it was deleted, as long as this process runs).
+  int fd() const { return fd_; }
 
  private:
   WriterLock(int fd, bool created, std::uint64_t size)

@@ -5,7 +5,9 @@
 
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <exception>
 #include <string>
 #include <system_error>
@@ -227,6 +229,26 @@ Status Journal::CheckpointIfIdle(std::chrono::steady_clock::duration idle_for) {
     return Status::Ok();
   }
   return j.CheckpointLocked();
+}
+
+Status Journal::CheckStillAtPath() const {
+  int moved = 0;
+  // SQLITE_NOTFOUND from a VFS without the check: nothing is known to be wrong.
+  if (sqlite3_file_control(impl_->handle(), "main", SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK ||
+      moved == 0) {
+    return Status::Ok();
+  }
+  struct stat st {};
+  const bool deleted = ::stat(impl_->path.c_str(), &st) != 0 && errno == ENOENT;
+  std::string message = "journal " + impl_->name() +
+                        (deleted ? " was deleted" : " was replaced by another file") +
+                        " while this process had it open; what is appended now would be lost";
+  if (impl_->lock) {
+    message += " (the file this process still holds is readable at /proc/" +
+               std::to_string(::getpid()) + "/fd/" + std::to_string(impl_->lock->fd()) +
+               " until it stops: copy it before a restart, docs/operations.md)";
+  }
+  return FailedPrecondition(std::move(message));
 }
 
 std::uint64_t Journal::LastSeq() const { return impl_->last_seq.load(); }

@@ -126,6 +126,12 @@ class Journal {
   // made a journal, a read-only file was opened immutable), or "".
   const std::string& open_note() const;
 
+  // Ok while the path still names the file this journal has open (SQLite's own check: the path
+  // stat()ed, its inode compared). FailedPrecondition naming the path when the file was deleted or
+  // another file was put in its place since Open: events appended then would land in a file no
+  // later start reads, so Append refuses, serve turns not ready and `export --follow` exits 1.
+  Status CheckStillAtPath() const;
+
   int SchemaVersion() const;
   const std::filesystem::path& path() const;
   OpenMode mode() const;

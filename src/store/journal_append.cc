@@ -42,6 +42,7 @@ Result<std::uint64_t> Journal::Append(std::span<const NewEvent> events) {
     return FailedPrecondition("journal " + j.name() + " is open read-only; cannot append");
   }
   GFP_RETURN_IF_ERROR(CheckBatch(j, events));
+  GFP_RETURN_IF_ERROR(CheckStillAtPath());
   // Tags first seen in this append: forgotten again unless it commits.
   std::vector<std::string> added;
   struct ForgetUnlessCommitted {

@@ -10,6 +10,9 @@ constexpr std::size_t kMaxReasonText = 512;
 }  // namespace
 
 std::string NotReadyReason(const ReadinessInputs& inputs) {
+  if (!inputs.journal_problem.empty()) {
+    return EscapeAndTruncate(inputs.journal_problem, kMaxReasonText);
+  }
   if (inputs.first_damaged_seq != 0) {
     return "the background verification found journal damage at seq " +
            std::to_string(inputs.first_damaged_seq);

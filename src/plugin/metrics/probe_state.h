@@ -29,6 +29,7 @@ struct ReadinessInputs {
   bool fabric_manager_usable = false;
   std::string fabric_manager_problem;   // why not usable (untrusted FM text is escaped here)
   std::uint64_t first_damaged_seq = 0;  // from the background verification; 0 = none found
+  std::string journal_problem;          // the journal file deleted or replaced; empty: fine
 };
 
 // Empty when ready; otherwise one line saying why not (the first reason that applies).

@@ -295,6 +295,31 @@ TEST_F(FollowTest, ATruncatedJournalEndsItWithExit1) {
                                        "followed (the journal was truncated or replaced)"));
 }
 
+// Issue 21, bug 4: a follower of a deleted or replaced journal read the old file on, silently.
+TEST_F(FollowTest, ADeletedJournalEndsItWithExit1) {
+  StartFollow();
+  ASSERT_TRUE(WaitForSeq(43)) << follow->Log();
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::error_code ignored;
+    std::filesystem::remove(journal + suffix, ignored);
+  }
+  auto exit = follow->WaitForExit(10s);
+  ASSERT_TRUE(exit) << follow->Log();
+  EXPECT_EQ(exit->ShellCode(), 1);
+  EXPECT_THAT(follow->Log(), HasSubstr("error: journal " + journal + " was deleted"));
+}
+
+TEST_F(FollowTest, AReplacedJournalEndsItWithExit1) {
+  StartFollow();
+  ASSERT_TRUE(WaitForSeq(43)) << follow->Log();
+  std::filesystem::copy_file(journal, dir.path() / "copy.db");
+  std::filesystem::rename(dir.path() / "copy.db", journal);
+  auto exit = follow->WaitForExit(10s);
+  ASSERT_TRUE(exit) << follow->Log();
+  EXPECT_EQ(exit->ShellCode(), 1);
+  EXPECT_THAT(follow->Log(), HasSubstr("was replaced by another file"));
+}
+
 // A reader that closed the pipe (`| head -n1`): the next write fails with EPIPE, reported with
 // exit 1 and a message, instead of a silent death by SIGPIPE or a follower that never ends.
 TEST_F(FollowTest, AClosedPipeEndsItWithExit1AndAMessage) {

@@ -209,6 +209,53 @@ TEST(JournalWriterLockTest, HardLinkToTheJournalIsTheSameWriterLock) {
       << second.status().message();
 }
 
+// Issue 21, bug 4: a journal deleted or replaced under its writer went unnoticed (appends
+// succeeded into the unlinked file, the next start created a new journal: the history was gone).
+TEST(JournalMovedTest, ADeletedJournalIsNoticedAndRefusesAppends) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  auto writer = OpenOrDie(path, OpenMode::kReadWrite);
+  auto reader = OpenOrDie(path, OpenMode::kReadOnly);
+  ASSERT_TRUE(writer->Append(MakeEvents(1, 2)).ok());
+  EXPECT_TRUE(writer->CheckStillAtPath().ok());
+  EXPECT_TRUE(reader->CheckStillAtPath().ok());
+
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  for (const Journal* journal : {writer.get(), reader.get()}) {
+    const Status moved = journal->CheckStillAtPath();
+    EXPECT_EQ(moved.code(), ErrorCode::kFailedPrecondition) << moved.message();
+    EXPECT_NE(moved.message().find("journal " + path.string() + " was deleted while this process"),
+              std::string::npos)
+        << moved.message();
+  }
+  EXPECT_NE(writer->CheckStillAtPath().message().find("/proc/" + std::to_string(::getpid())),
+            std::string::npos)
+      << "the writer says where the file it holds is still readable";
+  const auto appended = writer->Append(MakeEvents(3, 1));
+  ASSERT_FALSE(appended.ok()) << "appended into a deleted journal";
+  EXPECT_EQ(writer->LastSeq(), 2U);
+}
+
+TEST(JournalMovedTest, AReplacedJournalIsNoticed) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  auto writer = OpenOrDie(path, OpenMode::kReadWrite);
+  ASSERT_TRUE(writer->Append(MakeEvents(1, 2)).ok());
+  WriteFile(dir / "other.db", "");
+  ASSERT_EQ(::rename((dir / "other.db").c_str(), path.c_str()), 0);
+  const Status moved = writer->CheckStillAtPath();
+  EXPECT_NE(moved.message().find("was replaced by another file"), std::string::npos)
+      << moved.message();
+  EXPECT_FALSE(writer->Append(MakeEvents(3, 1)).ok());
+  // A second name for the same file (a hard link) and a rename of the folder's other files are
+  // not a move.
+  TempDir other;
+  auto kept = OpenOrDie(other / "journal.db", OpenMode::kReadWrite);
+  ASSERT_EQ(::link((other / "journal.db").c_str(), (other / "copy.db").c_str()), 0);
+  EXPECT_TRUE(kept->CheckStillAtPath().ok());
+  EXPECT_TRUE(kept->Append(MakeEvents(1, 1)).ok());
+}
+
 // Opens in another thread so a hang fails the test instead of blocking it (a FIFO).
 Result<std::unique_ptr<Journal>> OpenWithin(const std::filesystem::path& path, OpenMode mode) {
   auto opening = std::async(std::launch::async, [&] { return Journal::Open(path, mode); });
