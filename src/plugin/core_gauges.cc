@@ -42,7 +42,20 @@ metrics::GaugeValues CollectGauges(core::PluginCore& core) {
     return 0;
   });
   values.journal_first_damaged_seq = FirstDamagedSeq(core);
+  values.partitions_free = SchedulableFreePartitions(core);
   return values;
+}
+
+std::map<std::size_t, std::size_t> SchedulableFreePartitions(core::PluginCore& core) {
+  const bool fm_usable = core.fabric_manager_usable();
+  return core.engine().Read([&](const sm::State& s) {
+    std::map<std::size_t, std::size_t> free_by_size = sm::FreePartitionsBySize(s);
+    // As PluginCore::Devices decides a fabric device's health.
+    if (core.fabric_managed() && !(s.fm_connected && fm_usable)) {
+      for (auto& [size, count] : free_by_size) count = 0;
+    }
+    return free_by_size;
+  });
 }
 
 void FillStateGauges(const sm::State& state, metrics::GaugeValues& values) {

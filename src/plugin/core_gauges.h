@@ -4,6 +4,8 @@
 // HTTP threads never do).
 #pragma once
 
+#include <cstddef>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -16,6 +18,11 @@
 namespace gfp::plugin {
 
 metrics::GaugeValues CollectGauges(core::PluginCore& core);
+
+// SPEC §8.1 gpu_fabric_partitions_free and §8.2's labels: partitions free AND healthy. While
+// Fabric Manager is not usable, every device it manages is Unhealthy to kubelet (the core's
+// device view), so none is free: every size of the table stays, with 0.
+std::map<std::size_t, std::size_t> SchedulableFreePartitions(core::PluginCore& core);
 
 // The gauges that follow from the journaled state alone (CollectGauges adds devices and FM).
 void FillStateGauges(const sm::State& state, metrics::GaugeValues& values);

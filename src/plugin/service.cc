@@ -5,6 +5,7 @@
 #include "adapters/kubelet/grpc_lifetime.h"
 #include "plugin/build_core.h"
 #include "plugin/core/log_text.h"
+#include "plugin/core_gauges.h"
 #include "statemachine/free_partitions.h"
 
 namespace gfp::plugin {
@@ -112,7 +113,7 @@ void Service::ReconcileOnce() {
 
 void Service::UpdateNodeLabels() {
   if (!node_labels_) return;
-  node_labels_->Update(core_->engine().Read(sm::FreePartitionsBySize), Steady::now());
+  node_labels_->Update(SchedulableFreePartitions(*core_), Steady::now());
 }
 
 Status Service::Run(const std::atomic<bool>& stop) {

@@ -226,6 +226,40 @@ TEST_F(MetricsTest, JournalDamageFoundInTheBackgroundMakesReadyzFailAndShowsItsS
   EXPECT_EQ(HttpGet(port, "/healthz").status, 200) << "damage in old history stops nothing";
 }
 
+// SPEC §8.1/§8.2: partitions free AND healthy. While FM is unreachable every GPU is Unhealthy to
+// kubelet, so the gauge and the labels say 0 (they counted the partitions as free before).
+TEST_F(MetricsTest, NoPartitionIsFreeWhileFabricManagerIsDown) {
+  Prepare({});
+  const auto labels = dir() / "features.d" / "gpu-fabric";
+  std::filesystem::create_directories(labels.parent_path());
+  StartServe(true, {{"--metrics-address", kLocalAnyPort}, {"--node-labels-file", labels.string()}});
+  const int port = WaitForMetricsPort();
+  ASSERT_GT(port, 0);
+  ASSERT_TRUE(WaitUntil([&] { return Scrape(port, Free(2)) > 0; }, 10s));
+  const double free_two = *Scrape(port, Free(2));
+  const std::string free_label = "gpu-fabric.free-partitions.2=" + std::to_string(int(free_two));
+  ASSERT_TRUE(
+      WaitUntil([&] { return ReadFileOrEmpty(labels).find(free_label) != std::string::npos; }, 10s))
+      << ReadFileOrEmpty(labels);
+
+  ASSERT_TRUE(fm_->SetUnreachable(true).ok());
+  EXPECT_TRUE(WaitUntil([&] { return Scrape(port, Free(2)) == 0; }, 20s))
+      << "partitions counted free while Fabric Manager is down: " << *Scrape(port, Free(2));
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return ReadFileOrEmpty(labels).find("gpu-fabric.largest-free-partition=0\n") !=
+               std::string::npos;
+      },
+      10s))
+      << ReadFileOrEmpty(labels);
+
+  ASSERT_TRUE(fm_->SetUnreachable(false).ok());
+  EXPECT_TRUE(WaitUntil([&] { return Scrape(port, Free(2)) == free_two; }, 20s));
+  EXPECT_TRUE(
+      WaitUntil([&] { return ReadFileOrEmpty(labels).find(free_label) != std::string::npos; }, 10s))
+      << ReadFileOrEmpty(labels);
+}
+
 // Issue 21, bug 4: a journal deleted under a running serve went unnoticed (Allocate kept
 // succeeding into the unlinked file, /readyz stayed 200, the next start made a new journal).
 TEST_F(MetricsTest, AJournalDeletedUnderServeFailsReadyzAndAllocate) {
