@@ -45,9 +45,8 @@ Result<std::filesystem::path> WorldDir(const DemoFlags& flags) {
 Result<DemoWorld> MakeDemoWorld(const DemoFlags& flags, simworld::ProcessWorldOptions options,
                                 const std::string& title) {
   // Before anything is created: without the library there is no demo.
-  GFP_ASSIGN_OR_RETURN(options.fm_library,
-                       cli::FindPrivateFile(cli::kSimLibrary, flags.fm_library,
-                                            process::SelfExecutable(), GFP_SIM_FM_LIBRARY));
+  GFP_ASSIGN_OR_RETURN(options.fm_library, cli::FindPrivateFile(cli::kSimLibrary, flags.fm_library,
+                                                                process::SelfExecutable()));
   DemoWorld demo;
   GFP_ASSIGN_OR_RETURN(demo.dir, WorldDir(flags));
   options.dir = demo.dir;

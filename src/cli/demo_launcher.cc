@@ -25,7 +25,7 @@ struct DemoFlags {
 // Replaces this process with the demo program; returns only when that failed.
 int ExecDemo(const DemoFlags& flags) {
   const std::filesystem::path self = process::SelfExecutable();
-  auto program = FindPrivateFile(kDemoProgram, "", self, GFP_DEMO_PROGRAM);
+  auto program = FindPrivateFile(kDemoProgram, "", self);
   if (!program.ok()) {
     std::cerr << "error: " << program.status().message() << "\n";
     return 1;

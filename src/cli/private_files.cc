@@ -7,8 +7,7 @@
 namespace gfp::cli {
 
 std::vector<std::filesystem::path> PrivateFileCandidates(
-    const PrivateFile& file, const std::filesystem::path& self_executable,
-    const std::filesystem::path& built_at) {
+    const PrivateFile& file, const std::filesystem::path& self_executable) {
   std::vector<std::filesystem::path> candidates;
   if (!self_executable.empty()) {
     const auto bin = self_executable.parent_path();
@@ -19,17 +18,15 @@ std::vector<std::filesystem::path> PrivateFileCandidates(
     candidates.push_back(bin / file.name);
     candidates.push_back((bin / ".." / "lib" / "gpu-fabric-plugin" / file.name).lexically_normal());
   }
-  if (!built_at.empty()) candidates.push_back(built_at);
   return candidates;
 }
 
 Result<std::filesystem::path> FindPrivateFile(const PrivateFile& file,
                                               const std::filesystem::path& flag_value,
-                                              const std::filesystem::path& self_executable,
-                                              const std::filesystem::path& built_at) {
+                                              const std::filesystem::path& self_executable) {
   if (!flag_value.empty()) return flag_value;
   std::string looked_at;
-  for (const auto& candidate : PrivateFileCandidates(file, self_executable, built_at)) {
+  for (const auto& candidate : PrivateFileCandidates(file, self_executable)) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(candidate, ec)) return candidate;
     looked_at += (looked_at.empty() ? "" : ", ") + EscapeControl(candidate.string());

@@ -21,17 +21,16 @@ struct PrivateFile {
 };
 
 // The places looked at, in order, from a binary at `self_executable`: the build tree's subfolder,
-// beside the binary, the package's private folder; then `built_at`. Empty paths are skipped.
+// beside the binary, the package's private folder. Only places relative to the binary itself: a
+// path baked in at build time would let a copied or installed binary load a build tree's file.
 std::vector<std::filesystem::path> PrivateFileCandidates(
-    const PrivateFile& file, const std::filesystem::path& self_executable,
-    const std::filesystem::path& built_at);
+    const PrivateFile& file, const std::filesystem::path& self_executable);
 
 // `flag_value` when given, else the first candidate that exists; NotFound names every place
 // looked at.
 Result<std::filesystem::path> FindPrivateFile(const PrivateFile& file,
                                               const std::filesystem::path& flag_value,
-                                              const std::filesystem::path& self_executable,
-                                              const std::filesystem::path& built_at);
+                                              const std::filesystem::path& self_executable);
 
 inline constexpr PrivateFile kSimLibrary{
     "libnvfm-sim.so", "sim/fm", "--fm-library",

@@ -36,7 +36,7 @@ class SimLibraryTest : public ::testing::Test {
 TEST_F(SimLibraryTest, ABuildTreeBinaryUsesTheLibraryBesideIt) {
   Create(BuildBinary());
   Create(BuildLibrary());
-  auto found = FindPrivateFile(kSimLibrary, "", BuildBinary(), "/elsewhere/libnvfm-sim.so");
+  auto found = FindPrivateFile(kSimLibrary, "", BuildBinary());
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(*found, BuildLibrary());
 }
@@ -45,7 +45,7 @@ TEST_F(SimLibraryTest, AnInstalledBinaryUsesItsPackagesLibraryEvenWhenTheBuildTr
   Create(InstalledBinary());
   Create(InstalledLibrary());
   Create(BuildLibrary());
-  auto found = FindPrivateFile(kSimLibrary, "", InstalledBinary(), BuildLibrary());
+  auto found = FindPrivateFile(kSimLibrary, "", InstalledBinary());
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(*found, InstalledLibrary());
 }
@@ -53,22 +53,24 @@ TEST_F(SimLibraryTest, AnInstalledBinaryUsesItsPackagesLibraryEvenWhenTheBuildTr
 TEST_F(SimLibraryTest, AnInstalledBinaryWorksWithoutTheBuildTree) {
   Create(InstalledBinary());
   Create(InstalledLibrary());
-  auto found = FindPrivateFile(kSimLibrary, "", InstalledBinary(), BuildLibrary());
+  auto found = FindPrivateFile(kSimLibrary, "", InstalledBinary());
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(*found, InstalledLibrary());
 }
 
-TEST_F(SimLibraryTest, FallsBackToWhereTheLibraryWasBuilt) {
+// A copied or installed binary without its own library never loads a build tree's (issue 21: the
+// path the library was built at used to be the last candidate).
+TEST_F(SimLibraryTest, ABinaryWithoutItsOwnLibraryNeverLoadsTheBuildTrees) {
   Create(InstalledBinary());
   Create(BuildLibrary());
-  auto found = FindPrivateFile(kSimLibrary, "", InstalledBinary(), BuildLibrary());
-  ASSERT_TRUE(found.ok()) << found.status().message();
-  EXPECT_EQ(*found, BuildLibrary());
+  auto found = FindPrivateFile(kSimLibrary, "", InstalledBinary());
+  ASSERT_FALSE(found.ok()) << "loaded " << *found;
+  EXPECT_THAT(found.status().message(), ::testing::Not(HasSubstr(BuildLibrary().string())));
 }
 
 TEST_F(SimLibraryTest, NoLibraryAnywhereNamesEveryPlaceLookedAt) {
   Create(InstalledBinary());
-  auto found = FindPrivateFile(kSimLibrary, "", InstalledBinary(), BuildLibrary());
+  auto found = FindPrivateFile(kSimLibrary, "", InstalledBinary());
   ASSERT_FALSE(found.ok()) << "found " << *found;
   EXPECT_EQ(found.status().code(), ErrorCode::kNotFound);
   const std::string message = found.status().message();
@@ -76,30 +78,26 @@ TEST_F(SimLibraryTest, NoLibraryAnywhereNamesEveryPlaceLookedAt) {
   EXPECT_THAT(message, HasSubstr((dir_.path() / "root/usr/bin/sim/fm/libnvfm-sim.so").string()));
   EXPECT_THAT(message, HasSubstr((dir_.path() / "root/usr/bin/libnvfm-sim.so").string()));
   EXPECT_THAT(message, HasSubstr(InstalledLibrary().string()));
-  EXPECT_THAT(message, HasSubstr(BuildLibrary().string()));
   EXPECT_THAT(message, HasSubstr("--fm-library"));
 }
 
 TEST_F(SimLibraryTest, TheFlagWinsAsGiven) {
   Create(BuildBinary());
   Create(BuildLibrary());
-  auto found =
-      FindPrivateFile(kSimLibrary, "/opt/fm/libnvfm-sim.so", BuildBinary(), BuildLibrary());
+  auto found = FindPrivateFile(kSimLibrary, "/opt/fm/libnvfm-sim.so", BuildBinary());
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(*found, "/opt/fm/libnvfm-sim.so");
 }
 
-TEST(SimLibraryCandidates, BuildTreeThenBesideThenInstallPrefixThenBuildPath) {
-  EXPECT_EQ(PrivateFileCandidates(kSimLibrary, "/usr/bin/gpu-fabric-plugin",
-                                  "/src/build/sim/fm/libnvfm-sim.so"),
-            (std::vector<std::filesystem::path>{
-                "/usr/bin/sim/fm/libnvfm-sim.so", "/usr/bin/libnvfm-sim.so",
-                "/usr/lib/gpu-fabric-plugin/libnvfm-sim.so", "/src/build/sim/fm/libnvfm-sim.so"}));
+TEST(SimLibraryCandidates, BuildTreeThenBesideThenInstallPrefix) {
+  EXPECT_EQ(PrivateFileCandidates(kSimLibrary, "/usr/bin/gpu-fabric-plugin"),
+            (std::vector<std::filesystem::path>{"/usr/bin/sim/fm/libnvfm-sim.so",
+                                                "/usr/bin/libnvfm-sim.so",
+                                                "/usr/lib/gpu-fabric-plugin/libnvfm-sim.so"}));
 }
 
-TEST(SimLibraryCandidates, WithoutAKnownExecutableOnlyTheBuildPath) {
-  EXPECT_EQ(PrivateFileCandidates(kSimLibrary, "", "/src/build/sim/fm/libnvfm-sim.so"),
-            (std::vector<std::filesystem::path>{"/src/build/sim/fm/libnvfm-sim.so"}));
+TEST(SimLibraryCandidates, WithoutAKnownExecutableNone) {
+  EXPECT_TRUE(PrivateFileCandidates(kSimLibrary, "").empty());
 }
 
 // The demo program, installed in the package's private folder, finds the library beside itself.
@@ -108,7 +106,7 @@ TEST_F(SimLibraryTest, TheInstalledDemoProgramUsesTheLibraryBesideIt) {
   Create(demo);
   Create(InstalledLibrary());
   Create(BuildLibrary());
-  auto found = FindPrivateFile(kSimLibrary, "", demo, BuildLibrary());
+  auto found = FindPrivateFile(kSimLibrary, "", demo);
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(*found, InstalledLibrary());
 }
@@ -123,10 +121,10 @@ TEST_F(SimLibraryTest, TheDemoProgramIsFoundBesideABuildTreeBinaryOrInThePackage
   Create(built);
   Create(InstalledBinary());
   Create(installed);
-  auto from_build = FindPrivateFile(kDemoProgram, "", BuildBinary(), "");
+  auto from_build = FindPrivateFile(kDemoProgram, "", BuildBinary());
   ASSERT_TRUE(from_build.ok()) << from_build.status().message();
   EXPECT_EQ(*from_build, built);
-  auto from_package = FindPrivateFile(kDemoProgram, "", InstalledBinary(), "");
+  auto from_package = FindPrivateFile(kDemoProgram, "", InstalledBinary());
   ASSERT_TRUE(from_package.ok()) << from_package.status().message();
   EXPECT_EQ(*from_package, installed);
 }
