@@ -42,6 +42,13 @@ Result<JournalAnchor> ParseAnchor(const std::string& text) {
   auto [end, error] = std::from_chars(text.data(), seq_end, anchor.seq);
   if (error != std::errc() || end != seq_end) return invalid();
   if (!ParseHash(text.substr(colon + 1), &anchor.hash)) return invalid();
+  // Seq 0 is the chain's start, whose hash is all zeros in every journal: it vouches for nothing.
+  if (anchor.seq == 0) {
+    return InvalidArgument(
+        "names seq 0, the start of every chain, which vouches for nothing: "
+        "record the head `verify` prints once the journal has events, not \"" +
+        EscapeAndTruncate(text, 100) + "\"");
+  }
   return anchor;
 }
 

@@ -12,8 +12,6 @@
 namespace gfp::cli {
 namespace {
 
-constexpr std::size_t kMaxMappingFileBytes = 1024 * 1024;  // as serve reads it
-
 // Every GPU on a VFIO driver needs an entry; every entry should name a PCI device that exists.
 Status CheckAgainstSysfs(const adapters::mapping::ModuleMapping& mapping,
                          const std::filesystem::path& sysfs_root, const std::string& context,
@@ -97,7 +95,8 @@ Result<MappingCheckReport> CheckModuleMappingFile(
     const std::filesystem::path& mapping_file, const std::filesystem::path& sysfs_root,
     const std::optional<std::vector<adapters::fm::PartitionInfo>>& fm_partitions) {
   const std::string context = "module mapping " + EscapeControl(mapping_file.string());
-  auto text = adapters::host::ReadWholeFile(mapping_file, kMaxMappingFileBytes);
+  auto text =
+      adapters::host::ReadWholeFile(mapping_file, adapters::mapping::kMaxModuleMappingFileBytes);
   if (!text.ok()) return text.status().WithContext(context + ": cannot read file");
   MappingCheckReport report;
   auto mapping = adapters::mapping::ParseModuleMapping(*text, mapping_file.string());

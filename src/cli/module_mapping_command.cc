@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "adapters/host/file_reading.h"
+#include "adapters/mapping/module_mapping.h"
 #include "adapters/nvidia_smi/nvidia_smi_parser.h"
 #include "cli/flag_values.h"
 #include "cli/module_mapping_check.h"
@@ -68,6 +69,19 @@ Status CheckEnvironment(const CLI::App& command) {
   return Status::Ok();
 }
 
+// A mapping serve and `check` would refuse is not written (exit 1, nothing on stdout).
+int PrintMapping(const std::string& json) {
+  constexpr std::size_t kMax = adapters::mapping::kMaxModuleMappingFileBytes;
+  if (json.size() > kMax) {
+    return Fail(kExitProblems, "the mapping would be " + std::to_string(json.size()) +
+                                   " bytes, more than the " + std::to_string(kMax) +
+                                   " that serve and check read; nothing written (is the input one "
+                                   "node's nvidia-smi -q?)");
+  }
+  std::cout << json << std::flush;
+  return kExitOk;
+}
+
 int GenerateFromNvidiaSmi(const std::string& input) {
   const std::string source = input == "-" ? "<stdin>" : input;
   auto text = input == "-" ? ReadStdin(kMaxNvidiaSmiBytes)
@@ -78,8 +92,7 @@ int GenerateFromNvidiaSmi(const std::string& input) {
   }
   auto mapping = adapters::nvidia_smi::ParseNvidiaSmiModuleIds(*text, source);
   if (!mapping.ok()) return Fail(kExitProblems, mapping.status().message());
-  std::cout << adapters::nvidia_smi::FormatModuleMappingJson(*mapping) << std::flush;
-  return kExitOk;
+  return PrintMapping(adapters::nvidia_smi::FormatModuleMappingJson(*mapping));
 }
 
 int GenerateFromFabricManager(const FmFlags& fm_flags) {
@@ -87,8 +100,7 @@ int GenerateFromFabricManager(const FmFlags& fm_flags) {
   if (!partitions.ok()) return Fail(kExitUnreadable, partitions.status().message());
   auto mapping = MappingFromFmPartitions(*partitions);
   if (!mapping.ok()) return Fail(kExitProblems, mapping.status().message());
-  std::cout << adapters::nvidia_smi::FormatModuleMappingJson(*mapping) << std::flush;
-  return kExitOk;
+  return PrintMapping(adapters::nvidia_smi::FormatModuleMappingJson(*mapping));
 }
 
 int Generate(const GenerateFlags& flags, const CLI::App& command) {

@@ -18,9 +18,9 @@ namespace {
 namespace fs = std::filesystem;
 constexpr std::size_t kMaxAttributeBytes = 4096;
 
-bool IsHex(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+// The kernel names mdevs with lower-case hex (%pUl): an upper-case twin is not a kernel entry, and
+// taking it would advertise the same device twice.
+bool IsLowerHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 
 // Go takes element [len-2] of the link target split by "/": the parent device directory.
 Result<std::string> ParentBdfOf(const fs::path& entry) {
@@ -80,7 +80,7 @@ bool IsMdevUuid(std::string_view text) {
   if (text.size() != 36) return false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? text[i] != '-' : !IsHex(text[i])) return false;
+    if (dash ? text[i] != '-' : !IsLowerHex(text[i])) return false;
   }
   return true;
 }
@@ -97,7 +97,9 @@ Result<MdevDiscovery> DiscoverMdevDevices(const fs::path& sysfs_root) {
   for (const std::string& name : *names) {
     // The UUID becomes a kubelet device id and an env value: nothing else is taken.
     if (!IsMdevUuid(name)) {
-      result.warnings.push_back(EscapeAndTruncate(name, 64) + ": skipped: not an mdev UUID");
+      result.warnings.push_back(
+          EscapeAndTruncate(name, 64) +
+          ": skipped: not an mdev UUID (lower-case, as the kernel names them)");
       continue;
     }
     auto device = InspectMdev(sysfs_root, name, &result.warnings);

@@ -38,7 +38,8 @@ Result<MdevDiscovery> DiscoverMdevDevices(const std::filesystem::path& sysfs_roo
 // "mdev 6a3e…: its parent GPU 0000:3b:00.0 is gone".
 Status CheckMdevUnchanged(const std::filesystem::path& sysfs_root, const MdevDevice& mdev);
 
-// "6a3e2b10-5c7d-4f1e-8a9b-000000000001": 8-4-4-4-12 hex digits (either case).
+// "6a3e2b10-5c7d-4f1e-8a9b-000000000001": 8-4-4-4-12 lower-case hex digits, as the kernel names
+// mdevs.
 bool IsMdevUuid(std::string_view text);
 
 }  // namespace gfp::adapters::host

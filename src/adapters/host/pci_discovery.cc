@@ -107,8 +107,13 @@ Result<std::string> ReadIommufdDeviceName(const std::filesystem::path& sysfs_roo
   const std::filesystem::path dir = PciDevicePath(sysfs_root, bdf) / "vfio-dev";
   auto names = ListDirectory(dir);
   if (!names.ok()) return names.status().WithContext("cannot list " + dir.string());
+  // The name becomes a /dev/vfio/devices/<name> path in Allocate: "vfio" and digits only, as the
+  // kernel names the cdevs (an entry with a newline or escape codes is not one).
   for (const std::string& name : *names) {
-    if (name.rfind("vfio", 0) == 0) return name;
+    if (name.size() > 4 && name.rfind("vfio", 0) == 0 &&
+        std::all_of(name.begin() + 4, name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return name;
+    }
   }
   return NotFound("no vfio* entry in " + dir.string());
 }

@@ -12,8 +12,6 @@
 namespace gfp::adapters::mapping {
 namespace {
 
-constexpr std::size_t kMaxMappingFileBytes = 1024 * 1024;
-
 // One top-level member as written in the file. A SAX pass (instead of parsing into a json
 // object) keeps members in file order and sees duplicate keys, which a DOM would merge.
 struct Member {
@@ -180,7 +178,7 @@ Result<ModuleMapping> ParseModuleMapping(std::string_view json, std::string_view
 }
 
 Result<ModuleMapping> LoadModuleMapping(const std::filesystem::path& path) {
-  auto text = adapters::host::ReadWholeFile(path, kMaxMappingFileBytes);
+  auto text = adapters::host::ReadWholeFile(path, kMaxModuleMappingFileBytes);
   if (!text.ok()) {
     return text.status().WithContext("module mapping " + EscapeControl(path.string()) +
                                      ": cannot read file");

@@ -3,6 +3,7 @@
 // any doubt in it is a startup error rather than a guess.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -15,6 +16,10 @@
 #include "common/status.h"
 
 namespace gfp::adapters::mapping {
+
+// The largest mapping file serve reads (and `module-mapping check` with it); `generate` refuses to
+// write a larger one.
+inline constexpr std::size_t kMaxModuleMappingFileBytes = 1024 * 1024;
 
 struct ModuleMapping {
   std::string source;                                  // the file, for messages

@@ -200,6 +200,10 @@ TEST_F(JournalAuditTest, AMalformedAnchorIsAUsageError) {
     EXPECT_EQ(run.status.ShellCode(), 105) << bad << ": " << run.output;
     EXPECT_THAT(run.output, HasSubstr("must be SEQ:HASH")) << bad;
   }
+  // Seq 0 with the zero hash matched every journal (issue 21).
+  auto zero = Verify("0:" + std::string(64, '0'));
+  EXPECT_EQ(zero.status.ShellCode(), 105) << zero.output;
+  EXPECT_THAT(zero.output, HasSubstr("names seq 0, the start of every chain"));
 }
 
 // The seqs of the JSON lines in `log`; fails on a line that is not an export object.

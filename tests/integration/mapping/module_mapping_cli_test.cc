@@ -1,12 +1,15 @@
 // `module-mapping generate|check` through the real binary: exit codes 0 / 1 / 2, stdout holding
 // only the file (generate) or the problem lines (check), every check problem once.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "common/sanitizer_build.h"
 #include "common/temp_dir.h"
 #include "process/child_process.h"
 #include "sim/fm/fm_sim_control.h"
@@ -164,6 +167,38 @@ TEST_F(ModuleMappingCli, GenerateUnreadableInputExits2) {
   EXPECT_EQ(big_stdin.code, 2);
   EXPECT_NE(big_stdin.err.find("<stdin>: input is larger than"), std::string::npos)
       << big_stdin.err;
+}
+
+// 40,000 GPU blocks (an input far from one node's) made a mapping of more than 1 MiB, which
+// `check` and serve then refused (issue 21): generate refuses to write it.
+TEST_F(ModuleMappingCli, GenerateRefusesAMappingServeWouldNotRead) {
+  std::string text = "==============NVSMI LOG==============\n\nAttached GPUs : 40000\n";
+  for (int i = 0; i < 40000; ++i) {
+    char bus[32];
+    std::snprintf(bus, sizeof bus, "%08X:%02X:%02X.0", i / 2048, (i / 8) % 256, i % 8);
+    text += std::string("GPU ") + bus +
+            "\n    Module ID                             : " + std::to_string(i + 1) + "\n";
+  }
+  Outcome run = Mapping({"generate", "--from-nvidia-smi", dir_.Write("many.txt", text).string()});
+  EXPECT_EQ(run.code, 1) << run.err.substr(0, 500);
+  EXPECT_EQ(run.out, "");
+  EXPECT_NE(run.err.find("more than the 1048576 that serve and check read; nothing written"),
+            std::string::npos)
+      << run.err.substr(0, 500);
+}
+
+// 16 MiB of newlines (the input cap) took 435 MB: every line was kept in a list (issue 21). The
+// largest child this test binary waited for is this one (the others read a few KB).
+TEST_F(ModuleMappingCli, GenerateOnNewlinesAloneStaysSmall) {
+  if (gfp::testing::kSanitizerBuild) GTEST_SKIP() << "RSS bounds are for the product build";
+  const std::string newlines(16 * 1024 * 1024 - 1, '\n');
+  Outcome run =
+      Mapping({"generate", "--from-nvidia-smi", dir_.Write("newlines.txt", newlines).string()});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_NE(run.err.find("no \"GPU 00000000:1B:00.0\" block found"), std::string::npos) << run.err;
+  rusage children{};
+  ASSERT_EQ(::getrusage(RUSAGE_CHILDREN, &children), 0);
+  EXPECT_LT(children.ru_maxrss, 120 * 1024) << "KiB at the largest child";
 }
 
 TEST_F(ModuleMappingCli, GenerateBinaryInputIsAProblem) {

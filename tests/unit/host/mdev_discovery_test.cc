@@ -150,7 +150,22 @@ TEST_F(HostMdevDiscovery, EntryThatIsNotAUuidIsSkippedEscaped) {
   fs::create_directories(sys / "bus/mdev/devices/not\na-uuid");
   const MdevDiscovery found = Discover(sys);
   EXPECT_EQ(found.devices.size(), 1u);
-  EXPECT_THAT(found.warnings, ElementsAre("not\\na-uuid: skipped: not an mdev UUID"));
+  EXPECT_THAT(found.warnings, ElementsAre("not\\na-uuid: skipped: not an mdev UUID (lower-case, "
+                                          "as the kernel names them)"));
+}
+
+// An upper-case twin of a real entry was advertised as a second device (issue 21).
+TEST_F(HostMdevDiscovery, AnUpperCaseTwinIsNotASecondDevice) {
+  const std::string lower = "6a3e2b10-5c7d-4f1e-8a9b-00000000000f";
+  const fs::path sys = HandMade(lower.c_str(), "0000:3b:00.0", "GRID T4-1Q\n");
+  std::string upper = lower;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  fs::create_directory_symlink(sys / "bus/mdev/devices" / lower, sys / "bus/mdev/devices" / upper);
+  const MdevDiscovery found = Discover(sys);
+  ASSERT_EQ(found.devices.size(), 1u);
+  EXPECT_EQ(found.devices[0].uuid, lower);
+  EXPECT_THAT(found.warnings, ElementsAre(upper + ": skipped: not an mdev UUID (lower-case, as "
+                                                  "the kernel names them)"));
 }
 
 TEST_F(HostMdevDiscovery, MissingTypeNameIsSkippedWithAWarning) {

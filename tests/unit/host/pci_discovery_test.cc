@@ -233,6 +233,8 @@ TEST_F(HostPciDiscovery, IommufdDeviceIsFirstVfioEntryInSortedOrder) {
   std::filesystem::create_directories(vfio_dev / "vfio7");
   std::filesystem::create_directories(vfio_dev / "vfio10");
   std::filesystem::create_directories(vfio_dev / "abc");
+  std::filesystem::create_directories(vfio_dev / "vfio\n\x1b[2J");  // sorts first; not a cdev
+  std::filesystem::create_directories(vfio_dev / "vfio");
   std::filesystem::remove_all(node_.DeviceDir("0000:43:00.0") / "vfio-dev");
   const auto found = Discover(node_);
   EXPECT_EQ(found.Find("0000:1b:00.0")->iommufd_device, "vfio10");
