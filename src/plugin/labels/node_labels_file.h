@@ -1,5 +1,6 @@
 // `serve --node-labels-file` (SPEC §8.2): keeps the NFD local feature file in step with the free
-// partitions of the node. Written atomically, only when its text changes, never removed.
+// partitions of the node. Written atomically, when its text changes or someone else changed the
+// file, never removed, never onto the journal.
 #pragma once
 
 #include <sys/stat.h>
