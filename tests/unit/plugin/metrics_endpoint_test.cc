@@ -229,15 +229,18 @@ TEST_F(HttpEndpointTest, SilentAndSlowClientsNeverDelayAProbe) {
     ASSERT_GE(slow.fds.back(), 0);
   }
   std::atomic<bool> stop{false};
+  std::atomic<int> bytes_each{0};  // bytes every slow client has sent so far
   std::thread trickle([&] {
     const std::string partial = "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ";
     for (std::size_t i = 0; !stop.load(); ++i) {
       const char byte = i < partial.size() ? partial[i] : 'a';
       for (const int fd : slow.fds) ::send(fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-      std::this_thread::sleep_for(20ms);
+      ++bytes_each;
+      std::this_thread::sleep_for(20ms);  // the slow-loris pace itself
     }
   });
-  std::this_thread::sleep_for(200ms);  // every client connected and trickling
+  // Probe only once every slow client is inside its request line and headers.
+  while (bytes_each.load() < 10) std::this_thread::sleep_for(5ms);
   auto slowest = std::chrono::steady_clock::duration::zero();
   for (int round = 0; round < 4; ++round) {
     for (const char* path : {"/healthz", "/readyz"}) {
