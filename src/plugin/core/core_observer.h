@@ -24,6 +24,9 @@ class CoreObserver {
                                         const std::string& fm_code) = 0;
   // Drift found between the journal and FM's partition table.
   virtual void RecordDrift(DriftKind kind) = 0;
+  // A granted Allocate container took devices that a pod held in kubelet's last PodResources
+  // listing (once per such pod; plugin/core/listed_holders.h).
+  virtual void RecordDevicesTakenFromListedPod() = 0;
 };
 
 }  // namespace gfp::plugin::core

@@ -91,6 +91,7 @@ bool PluginCore::SyncFabricManager() {
 void PluginCore::Reconcile(
     const std::vector<adapters::kubelet::ContainerDeviceAssignment>& containers) {
   std::lock_guard lock(operation_mu_);
+  listed_holders_.Remember(containers, clock_());
   reconciler_.Reconcile(containers);
 }
 
@@ -171,7 +172,11 @@ Result<std::vector<ContainerAllocation>> PluginCore::Allocate(
     GFP_ASSIGN_OR_RETURN(auto specs, ContainerDeviceNodes(config_, inventory_, *r, ids, iommufd));
     out.push_back({r->naming.env_key, Join(ids), std::move(specs)});
   }
-  for (auto& request : requests) GFP_RETURN_IF_ERROR(GrantContainer(request));
+  for (auto& request : requests) {
+    const auto holders = listed_holders_.HoldersOf(r->naming.resource_name, request.device_ids);
+    GFP_RETURN_IF_ERROR(GrantContainer(request));
+    if (!holders.empty()) NoteDevicesTakenFromListedPods(request, holders);
+  }
   return out;
 }
 
@@ -241,6 +246,21 @@ Status PluginCore::GrantContainer(sm::RequestAllocation& request) {
   spdlog::info("allocated {} [{}] as {}", request.resource, Join(request.device_ids),
                saga.allocation_id);
   return Status::Ok();
+}
+
+void PluginCore::NoteDevicesTakenFromListedPods(const sm::RequestAllocation& request,
+                                                const std::vector<ListedHolder>& holders) {
+  const sm::Micros age_ms = (request.now - listed_holders_.listed_at()) / 1000;
+  for (const auto& holder : holders) {
+    spdlog::warn(
+        "Allocate of {} [{}] took [{}] from pod {}, which held them in kubelet's last "
+        "PodResources listing ({} ms earlier); its allocation is released and its partition "
+        "deactivated. Either kubelet gave them to a new pod before the next listing, or "
+        "something other than kubelet called Allocate (docs/security.md)",
+        request.resource, EscapeAndTruncate(Join(request.device_ids), kMaxIdsText),
+        Join(holder.devices), EscapeAndTruncate(holder.pod, kMaxIdsText), age_ms);
+    if (auto* observer = observer_.load()) observer->RecordDevicesTakenFromListedPod();
+  }
 }
 
 Status PluginCore::PreStart(const std::string& resource, const std::vector<std::string>& devices) {

@@ -31,6 +31,7 @@
 #include "plugin/core/device_health.h"
 #include "plugin/core/fabric_port.h"
 #include "plugin/core/fabric_sync.h"
+#include "plugin/core/listed_holders.h"
 #include "plugin/core/node_inventory.h"
 #include "plugin/core/plugin_clock.h"
 #include "plugin/core/reconciler.h"
@@ -100,7 +101,9 @@ class PluginCore {
   //     activation refused with FM_ST_IN_USE means FM has an active partition the journal does
   //     not know yet: FM is synced (the stranger is adopted as drift) and that container is
   //     tried once more, which deactivates the stranger like any stale overlapping partition.
-  //  4. Answers only when every container is granted and journaled.
+  //  4. Answers only when every container is granted and journaled. A granted container whose
+  //     devices a pod held in kubelet's last PodResources listing is logged at warn, naming
+  //     the pod, and counted (listed_holders.h says why it is not refused).
   // A failure in container k (refusal, or the journal not writable: RESOURCE_EXHAUSTED when
   // full, else INTERNAL) fails the whole call, but containers 0..k-1 stay granted with their
   // partitions active: kubelet retries the Allocate, and the retry's allocations of the same
@@ -148,6 +151,9 @@ class PluginCore {
       const ResourceDevices& resource, const std::vector<std::vector<std::string>>& containers);
   // Step 3 of Allocate for one container, with the one retry after FM_ST_IN_USE.
   Status GrantContainer(sm::RequestAllocation& request);
+  // After a grant: warns about and counts devices a listed pod held (listed_holders.h).
+  void NoteDevicesTakenFromListedPods(const sm::RequestAllocation& request,
+                                      const std::vector<ListedHolder>& holders);
 
   const ServeConfig config_;
   std::unique_ptr<engine::Engine> engine_;
@@ -162,6 +168,7 @@ class PluginCore {
   FabricSync fabric_sync_;
   DeviceHealth health_;
   Reconciler reconciler_;
+  ListedHolders listed_holders_;  // guarded by operation_mu_
   std::mutex operation_mu_;
 };
 

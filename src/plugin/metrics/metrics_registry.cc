@@ -93,6 +93,11 @@ MetricsRegistry::MetricsRegistry(const std::string& version)
                                 "1 while Fabric Manager is connected and usable (0 when disabled)")
                              .Add({})),
       drift_(Counters(*registry_, "gpu_fabric_drift_total", "Drift found against Fabric Manager")),
+      devices_taken_from_live_pods_(
+          Counters(*registry_, "gpu_fabric_devices_taken_from_live_pods_total",
+                   "Granted Allocate containers that took devices a pod held in kubelet's last "
+                   "PodResources listing (once per such pod)")
+              .Add({})),
       journal_last_seq_(
           Gauges(*registry_, "gpu_fabric_journal_last_seq", "Seq of the newest journal event")
               .Add({})),
@@ -147,6 +152,10 @@ void MetricsRegistry::RecordPartitionOperation(PartitionOperation operation, boo
 
 void MetricsRegistry::RecordDrift(DriftKind kind) {
   drift_.Add({{"kind", DriftName(kind)}}).Increment();
+}
+
+void MetricsRegistry::RecordDevicesTakenFromListedPod() {
+  devices_taken_from_live_pods_.Increment();
 }
 
 void MetricsRegistry::RecordJournalAppend(double seconds) {

@@ -65,6 +65,7 @@ class MetricsRegistry final : public core::CoreObserver {
   void RecordPartitionOperation(PartitionOperation operation, bool ok,
                                 const std::string& fm_code) override;
   void RecordDrift(DriftKind kind) override;
+  void RecordDevicesTakenFromListedPod() override;
   void RecordJournalAppend(double seconds);
   void RecordReconcile(double seconds);
   void RecordPodResourcesError();
@@ -91,6 +92,7 @@ class MetricsRegistry final : public core::CoreObserver {
   prometheus::Family<prometheus::Gauge>& partitions_free_;
   prometheus::Gauge& fabric_manager_up_;
   prometheus::Family<prometheus::Counter>& drift_;
+  prometheus::Counter& devices_taken_from_live_pods_;
   prometheus::Gauge& journal_last_seq_;
   prometheus::Gauge& journal_first_damaged_seq_;
   prometheus::Histogram& journal_append_seconds_;

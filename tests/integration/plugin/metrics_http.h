@@ -194,6 +194,8 @@ inline const std::map<std::string, SpecFamily>& SpecFamilies() {
       {"gpu_fabric_journal_append_seconds", {"histogram", {}}},
       {"gpu_fabric_reconcile_seconds", {"histogram", {}}},
       {"gpu_fabric_pod_resources_errors_total", {"counter", {}}},
+      // Beyond SPEC §8.1: a forged Allocate (or kubelet ahead of our listing), docs/security.md.
+      {"gpu_fabric_devices_taken_from_live_pods_total", {"counter", {}}},
       // DRA mode (SPEC §11), registered in both modes.
       {"gpu_fabric_dra_claims_prepared", {"gauge", {}}},
       {"gpu_fabric_dra_prepare_seconds", {"histogram", {}}},

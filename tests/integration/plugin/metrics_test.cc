@@ -7,9 +7,11 @@
 #include <atomic>
 #include <future>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "integration/plugin/metrics_http.h"
+#include "integration/plugin/reconcile_passes.h"
 #include "integration/plugin/serve_fixture.h"
 
 namespace gfp::testing {
@@ -152,6 +154,49 @@ TEST_F(MetricsTest, FailedPodResourcesListsAreCounted) {
   kubelet_->pod_resources().FailNextList(grpc::StatusCode::UNAVAILABLE, "injected", 3);
   EXPECT_TRUE(
       WaitUntil([&] { return Scrape(port, "gpu_fabric_pod_resources_errors_total") == 3; }, 10s));
+}
+
+// Something other than kubelet (anyone who can reach the socket) asks for the GPUs of a running
+// VM: granted, as kubelet's view may be ahead of ours, but logged at warn naming the pod, and
+// counted. An Allocate of GPUs no pod holds is neither.
+TEST_F(MetricsTest, AnAllocateOfALivePodsGpusIsLoggedAtWarnAndCounted) {
+  ServeSetup setup;
+  setup.release_grace = "10m";
+  Prepare(setup);
+  StartServe(true, {{"--metrics-address", kLocalAnyPort}});
+  const int port = WaitForMetricsPort();
+  ASSERT_GT(port, 0);
+  const std::string taken = "gpu_fabric_devices_taken_from_live_pods_total";
+  auto admitted = kubelet_->AdmitPod("vms", "vm-a", {{"compute", 2}}, resource_);
+  ASSERT_TRUE(admitted.ok()) << Describe(admitted.status);
+  const auto held = admitted.response.containers[0].device_ids;
+  ASSERT_TRUE(WaitForReconcilePasses(*kubelet_, 2));  // a listing that shows vm-a
+  ASSERT_TRUE(WaitForEvent(
+      "AllocationBound", [](const auto& e) { return e.dump().find("vm-a") != std::string::npos; },
+      10s));
+
+  // Free GPUs, through the socket as a forger would: nothing to warn about.
+  const std::set<std::string> held_set(held.begin(), held.end());
+  std::vector<std::string> free_pair;
+  for (std::uint32_t pid : PartitionsOfSize(2)) {
+    const auto bdfs = PartitionBdfs(pid);
+    if (std::none_of(bdfs.begin(), bdfs.end(), [&](const auto& b) { return held_set.count(b); })) {
+      free_pair = bdfs;
+      break;
+    }
+  }
+  ASSERT_EQ(free_pair.size(), 2u);
+  ASSERT_TRUE(Allocate({free_pair}).status.ok());
+  EXPECT_EQ(Scrape(port, taken), 0);
+
+  auto forged = Allocate({held});
+  ASSERT_TRUE(forged.status.ok()) << Describe(forged.status);
+  EXPECT_EQ(Scrape(port, taken), 1);
+  const std::string log = ReadFileOrEmpty(dir() / "serve.log");
+  const std::regex warned("warn.*took \\[" + held[0] + "," + held[1] +
+                          "\\] from pod vms/vm-a, which held them in kubelet's last "
+                          "PodResources listing");
+  EXPECT_TRUE(std::regex_search(log, warned)) << log;
 }
 
 TEST_F(MetricsTest, DriftAgainstFabricManagerIsCountedByKind) {
