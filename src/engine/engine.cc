@@ -101,7 +101,7 @@ Engine::Engine(std::unique_ptr<store::Journal> journal, sm::State state, EngineO
       last_snapshot_seq_(recovery_.snapshot_seq) {}
 
 Result<sm::Decision> Engine::Execute(const sm::Command& command) {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(write_mu_);
   sm::Decision decision = sm::Decide(state_, command);
   if (decision.events.empty()) return decision;
   std::vector<store::NewEvent> records;
@@ -117,7 +117,10 @@ Result<sm::Decision> Engine::Execute(const sm::Command& command) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - append_started).count());
   }
   GFP_RETURN_IF_ERROR(AdoptDecidedState(command, first_seq, decision));
-  if (options_.after_apply_for_testing) options_.after_apply_for_testing(state_);
+  if (options_.after_apply_for_testing) {
+    std::lock_guard publish(state_mu_);
+    options_.after_apply_for_testing(state_);
+  }
   if (options_.check_invariants_after_execute) {
     if (Status broken = sm::CheckInvariants(state_); !broken.ok()) {
       return StateMachineBug(command, "broke an invariant", broken.message());
@@ -136,6 +139,7 @@ Status Engine::AdoptDecidedState(const sm::Command& command, std::uint64_t first
   // Decide applied its events to its scratch state with the seqs that follow state_'s, which are
   // the seqs the journal gave them: that state is the new one, without applying them again.
   if (!decision.state_after || decision.state_after->last_seq != last_seq) {
+    std::lock_guard publish(state_mu_);  // applying in place is microseconds, never I/O
     for (std::size_t i = 0; i < decision.events.size(); ++i) {
       sm::Apply(state_, first_seq + i, decision.events[i]);
     }
@@ -149,11 +153,11 @@ Status Engine::AdoptDecidedState(const sm::Command& command, std::uint64_t first
       sm::Apply(applied, first_seq + i, decision.events[i]);
     }
     if (!(applied == *decision.state_after)) {
-      state_ = std::move(applied);
+      Publish(std::move(applied));
       return StateMachineBug(command, "decided a state that replay does not rebuild", "");
     }
   }
-  state_ = std::move(*decision.state_after);
+  Publish(std::move(*decision.state_after));
   decision.state_after.reset();
   return Status::Ok();
 }
@@ -167,13 +171,21 @@ Status Engine::StateMachineBug(const sm::Command& command, const std::string& wh
   return bug;
 }
 
+void Engine::Publish(sm::State next) {
+  {
+    std::lock_guard publish(state_mu_);
+    std::swap(state_, next);
+  }
+  // `next` now holds the previous state: freed here, outside the readers' lock.
+}
+
 void Engine::SetAppendObserver(std::function<void(double seconds)> observer) {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(write_mu_);
   append_observer_ = std::move(observer);
 }
 
 Status Engine::CheckJournalStillAtPath() {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(write_mu_);
   Status status = journal_->CheckStillAtPath();
   if (!status.ok() && !journal_moved_checkpointed_) {
     journal_moved_checkpointed_ = true;
@@ -184,31 +196,31 @@ Status Engine::CheckJournalStillAtPath() {
 }
 
 sm::State Engine::CopyState() const {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(state_mu_);
   return state_;
 }
 
 Status Engine::Snapshot() {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(write_mu_);
   return SnapshotLocked();
 }
 
 void Engine::StartBackgroundVerification() {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(state_mu_);
   if (!verifier_) verifier_ = store::BackgroundVerifier::Start(journal_->path());
 }
 
 void Engine::StopBackgroundVerification() {
   store::BackgroundVerifier* verifier = nullptr;
   {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(state_mu_);
     verifier = verifier_.get();
   }
   if (verifier != nullptr) verifier->Stop();  // outside the lock: Stop waits for the thread
 }
 
 const store::BackgroundVerifier* Engine::background_verification() const {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(state_mu_);
   return verifier_.get();
 }
 

@@ -74,10 +74,13 @@ class Engine {
   // decision comes back without state_after: the engine adopted it as its state.
   Result<sm::Decision> Execute(const sm::Command& command);
 
-  // Calls fn with the current state under the engine's lock (keep it short).
+  // Calls fn with the newest committed state (keep it short). Never waits on the disk: an
+  // Execute holds the state's lock only to publish its new state after the durable append, so
+  // a reader sees the state before a command until its events are journaled, then the state
+  // after it (GetPreferredAllocation and ListAndWatch answer while an Allocate commits).
   template <typename Fn>
   auto Read(Fn&& fn) const {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(state_mu_);
     return fn(state_);
   }
   sm::State CopyState() const;
@@ -109,15 +112,21 @@ class Engine {
   Engine(std::unique_ptr<store::Journal> journal, sm::State state, EngineOptions options,
          RecoveryReport recovery);
   Status SnapshotLocked();
-  // After the append: makes Decide's scratch state (events applied with the journal's seqs) the
-  // state, or applies the events when there is none.
+  // After the append: publishes Decide's scratch state (events applied with the journal's seqs)
+  // as the state, or applies the events to it when there is none.
   Status AdoptDecidedState(const sm::Command& command, std::uint64_t first_seq,
                            sm::Decision& decision);
+  // Makes `next` the state readers see (under state_mu_, a swap); the old one is freed after.
+  void Publish(sm::State next);
   // Logs and returns Internal("state machine bug: <command> <what> at journal seq N: detail").
   Status StateMachineBug(const sm::Command& command, const std::string& what,
                          const std::string& detail) const;
 
-  mutable std::mutex mu_;
+  // write_mu_ serialises everything that writes (Execute, snapshots, the journal checks) and is
+  // held across the disk; state_mu_ guards state_ against readers and is held only to read it
+  // or to publish a new one. A writer reads state_ under write_mu_ alone: only writers change it.
+  mutable std::mutex write_mu_;
+  mutable std::mutex state_mu_;
   std::unique_ptr<store::Journal> journal_;
   sm::State state_;
   EngineOptions options_;
@@ -125,7 +134,8 @@ class Engine {
   std::uint64_t last_snapshot_seq_ = 0;
   bool journal_moved_checkpointed_ = false;
   std::function<void(double seconds)> append_observer_;
-  // Declared last: stopped (destroyed) before the journal it reads closes.
+  // Under state_mu_ (read by /readyz and /metrics, which must not wait on the disk). Declared
+  // last: stopped (destroyed) before the journal it reads closes.
   std::unique_ptr<store::BackgroundVerifier> verifier_;
 };
 
