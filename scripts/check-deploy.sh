@@ -17,7 +17,8 @@
 #    driver, fm-Ngpu has N requests under one partition<N> constraint, the VM example's requests
 #    exist in its template);
 #  - checks every metric the alerts and the dashboard use is one of SPEC §8.1's (docs/metrics.md);
-#  - runs the init container's wait-for-vfio.sh on fake sysfs trees;
+#  - runs the init container's wait-for-vfio.sh on fake sysfs trees, and deploy/audit's
+#    journal-anchor.sh against a fake kubectl with BINARY's `journal copy` and `verify`;
 #  - renders each broken kustomization of tests/deploy/broken/ and requires the check to fail on
 #    it with the problem its expected-problem file names (so the check is shown to catch them;
 #    one with a needs-reference file only where the reference folder is there).
@@ -93,6 +94,7 @@ done < <(find deploy -name kustomization.yaml -printf '%h\n' | sort)
 check --dashboard deploy/monitoring/dashboard.json "${renders[@]}"
 
 tests/deploy/wait-for-vfio-test.sh deploy/scripts/wait-for-vfio.sh
+tests/deploy/journal-anchor-test.sh "$binary" tests/fixtures/journal-v1-demo-day.db
 
 failed=0
 for dir in tests/deploy/broken/*/; do

@@ -1,5 +1,6 @@
 // `gpu-fabric-plugin journal history|verify|export` and the registration of all the verbs
-// (`state` is in journal_state.cc, shared helpers in journal_output.cc).
+// (`state` is in journal_state.cc, `copy` in journal_copy.cc, shared helpers in
+// journal_output.cc).
 #include "cli/journal_command.h"
 
 #include <algorithm>
@@ -362,6 +363,17 @@ void AddJournalCommand(CLI::App& app, int* exit_code) {
     export_options->format = "json";
     *exit_code = ExportJournal(*export_options);
   });
+
+  auto copy_options = std::make_shared<JournalQuery>();
+  CLI::App* copy = journal->add_subcommand(
+      "copy", "A consistent SQLite copy of the journal (one read transaction, -wal included)");
+  copy->add_option("--journal", copy_options->path, "the SQLite journal")
+      ->required()
+      ->envname("GPU_FABRIC_JOURNAL");
+  copy->add_option("--to", copy_options->to,
+                   "a new file (refused if anything is at that path), or - for stdout")
+      ->required();
+  copy->callback([copy_options, exit_code] { *exit_code = CopyJournal(*copy_options); });
 }
 
 }  // namespace gfp::cli

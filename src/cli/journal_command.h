@@ -1,5 +1,5 @@
-// `gpu-fabric-plugin journal history|state|verify|export` (SPEC §2.2): read-only views of the
-// journal, safe while `serve` runs.
+// `gpu-fabric-plugin journal history|state|verify|export` (SPEC §2.2) and `copy`: read-only views
+// of the journal, safe while `serve` runs.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -25,6 +25,7 @@ struct JournalQuery {
   std::optional<std::uint64_t> at;  // none: the latest state; 0: before any event
   std::string anchor;               // verify: "SEQ:HASH" recorded earlier, or empty
   bool follow = false;              // export: keep printing new events until SIGTERM/SIGINT
+  std::string to;                   // copy: a new file's path, or "-" for stdout
 };
 
 // The verbs, printing to stdout; each returns the process exit code (0 ok, 1 damaged or the
@@ -34,6 +35,8 @@ int PrintState(const JournalQuery& query);
 int VerifyJournal(const JournalQuery& query);
 // `export`, and with query.follow `export --follow` (cli/journal_follow.cc).
 int ExportJournal(const JournalQuery& query);
+// `copy --to FILE|-`: a consistent SQLite copy, a new file or stdout (cli/journal_copy.cc).
+int CopyJournal(const JournalQuery& query);
 
 // Decodes one stored event and prints it as one JSON line (the `export` object) on stdout.
 Status PrintEventJsonLine(const store::StoredEvent& stored);

@@ -15,6 +15,7 @@
 #include "store/file_permissions.h"
 #include "store/journal_impl.h"
 #include "store/migrations.h"
+#include "store/read_only_open.h"
 #include "store/schema_check.h"
 #include "store/sqlite_status.h"
 
@@ -167,6 +168,18 @@ Result<std::unique_ptr<SQLite::Database>> OpenWriterDb(const std::filesystem::pa
   return std::move(opened.db);
 }
 
+}  // namespace
+
+Result<ReadOnlyConnection> OpenReadOnlyConnection(const std::filesystem::path& path) {
+  GFP_RETURN_IF_ERROR(CheckJournalFileType(path));
+  GFP_ASSIGN_OR_RETURN(OpenedDb opened, OpenReader(path));
+  GFP_RETURN_IF_ERROR(
+      CheckDatabaseHeader(opened.header, OpenMode::kReadOnly, Journal::kLatestSchemaVersion, path));
+  return ReadOnlyConnection{std::move(opened.db), opened.header.user_version, opened.immutable};
+}
+
+namespace {
+
 Result<std::unique_ptr<Journal::Impl>> OpenImpl(const std::filesystem::path& path, OpenMode mode) {
   GFP_ASSIGN_OR_RETURN(ChainHasher hasher, ChainHasher::Create());
   if (mode == OpenMode::kReadWrite) {
@@ -179,13 +192,10 @@ Result<std::unique_ptr<Journal::Impl>> OpenImpl(const std::filesystem::path& pat
     impl->open_note = std::move(note);
     return impl;
   }
-  GFP_RETURN_IF_ERROR(CheckJournalFileType(path));
-  GFP_ASSIGN_OR_RETURN(OpenedDb opened, OpenReader(path));
-  GFP_RETURN_IF_ERROR(
-      CheckDatabaseHeader(opened.header, OpenMode::kReadOnly, Journal::kLatestSchemaVersion, path));
+  GFP_ASSIGN_OR_RETURN(ReadOnlyConnection opened, OpenReadOnlyConnection(path));
   auto impl = std::make_unique<Journal::Impl>(path, mode, std::nullopt, std::move(opened.db),
                                               std::move(hasher));
-  impl->schema_version = opened.header.user_version;
+  impl->schema_version = opened.schema_version;
   if (opened.immutable) {
     impl->open_note = "journal " + path.string() +
                       " opened immutable (its -shm could not be created: read-only directory or "

@@ -8,6 +8,7 @@ import { parseHelp, addDocDefaults } from "./flags.mjs";
 import { validateObject } from "./schema.mjs";
 import { checkDaemonSet } from "./daemonset.mjs";
 import * as dra from "./dra.mjs";
+import { checkAuditCronJob, pluginNodeLabels } from "./audit.mjs";
 import { pluginMetrics, externalMetrics, metricNames, templateMetricNames } from "./metrics.mjs";
 
 function parseArgs(argv) {
@@ -170,6 +171,7 @@ async function main() {
   console.log(`flags: ${flags.size} from --help, defaults from ${[...new Set([...flags.values()].map((f) => f.defaultFrom ?? "nowhere"))].join(", ")}; metrics from ${allowed.source}`);
   const rendered = options.renders.map(({ name, file }) => ({ name, objects: loadObjects(file, reporter(name)) }));
   const allServices = rendered.flatMap((r) => r.objects.filter((o) => o.kind === "Service"));
+  const nodeLabels = pluginNodeLabels(rendered.flatMap((r) => r.objects.filter((o) => o.kind === "DaemonSet")));
   for (const { name, objects } of rendered) {
     const daemonSets = objects.filter((o) => o.kind === "DaemonSet");
     const draRender = dra.isDraRender(objects);
@@ -188,6 +190,7 @@ async function main() {
           driver = checked.values.get("--dra-driver-name") ?? driver;
         }
       }
+      if (o.kind === "CronJob") checkAuditCronJob(o, objects, nodeLabels, reporter(where));
       if (o.kind === "PrometheusRule") checkRule(where, o, allowed);
       if (o.kind === "ConfigMap" && o.data?.["dashboard.json"]) checkDashboard(where, o.data["dashboard.json"], allowed);
     }

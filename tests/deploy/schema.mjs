@@ -7,6 +7,7 @@
 const modules = {
   v1: "kubernetes-models/v1",
   "apps/v1": "kubernetes-models/apps/v1",
+  "batch/v1": "kubernetes-models/batch/v1",
   "rbac.authorization.k8s.io/v1": "kubernetes-models/rbac.authorization.k8s.io/v1",
   "admissionregistration.k8s.io/v1": "kubernetes-models/admissionregistration.k8s.io/v1",
   "networking.k8s.io/v1": "kubernetes-models/networking.k8s.io/v1",
