@@ -158,7 +158,11 @@ void CheckServed(const Tree& t, const gfp::plugin::core::NodeInventory& inventor
   std::vector<gfp::adapters::host::PciDevice> known;
   for (const auto& resource : inventory.resources) {
     for (const auto& served : resource.devices) {
-      if (served.mdev) (void)gfp::adapters::host::CheckMdevUnchanged(t.sys, *served.mdev);
+      if (served.mdev) {
+        (void)gfp::adapters::host::CheckMdevUnchanged(t.sys, *served.mdev);
+        const std::vector<std::string> uuids = {served.mdev->uuid};
+        (void)gfp::adapters::host::MdevContainerDeviceSpecs(t.sys, t.dev, uuids);
+      }
       if (served.vf) (void)gfp::adapters::host::CheckVfUnchanged(t.sys, *served.vf);
       if (served.pci) {
         (void)gfp::adapters::host::CheckDeviceUnchanged(t.sys, *served.pci);

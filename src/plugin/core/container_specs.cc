@@ -9,7 +9,9 @@ namespace gfp::plugin::core {
 Result<std::vector<adapters::host::DeviceNodeSpec>> ContainerDeviceNodes(
     const ServeConfig& config, const NodeInventory& inventory, const ResourceDevices& resource,
     const std::vector<std::string>& ids, bool iommufd) {
-  if (resource.kind == sm::DeviceKind::kMdev) return adapters::host::MdevContainerDeviceSpecs();
+  if (resource.kind == sm::DeviceKind::kMdev) {
+    return adapters::host::MdevContainerDeviceSpecs(config.sysfs_root, config.dev_root, ids);
+  }
   GFP_ASSIGN_OR_RETURN(auto specs,
                        adapters::host::ContainerDeviceSpecs(inventory.pci_functions, ids, iommufd));
   if (resource.kind != sm::DeviceKind::kPciPassthrough) return specs;

@@ -1,6 +1,7 @@
 // The device nodes one container gets in Allocate's answer, by kind: VFIO group nodes (and the
 // iommufd cdevs and /dev/iommu when the host uses iommufd) for whole GPUs and VFs, plus the EGM
-// node of a Grace GPU whose GPUs are all requested; /dev/vfio for mdevs.
+// node of a Grace GPU whose GPUs are all requested; /dev/vfio/vfio and each mdev's group node
+// for mdevs (never the /dev/vfio directory: adapters/host/allocation_device_specs.h).
 #pragma once
 
 #include <string>

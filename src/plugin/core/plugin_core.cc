@@ -205,8 +205,13 @@ Result<std::vector<sm::RequestAllocation>> PluginCore::ValidateContainers(
   }
   // One container of this resource's devices needs no dry run: its saga refuses (and journals)
   // exactly what the dry run would, before any FM call. An unknown id still goes through the
-  // dry run, so that the state machine names it before the device nodes are looked up.
-  if (containers.size() == 1 && AllServedBy(r, containers.front())) return requests;
+  // dry run, so that the state machine names it before the device nodes are looked up; so does
+  // an mdev, whose device nodes are read from sysfs: a gone mdev is refused as gone (journaled),
+  // not for the iommu_group it no longer has.
+  if (containers.size() == 1 && r.kind != sm::DeviceKind::kMdev &&
+      AllServedBy(r, containers.front())) {
+    return requests;
+  }
   for (const auto& request : requests) {
     const sm::Decision dry =
         engine_->Read([&](const sm::State& s) { return sm::Decide(s, request); });

@@ -169,7 +169,9 @@ TEST_F(VgpuTest, MdevTypesAreResourcesOfUuidsWithTheParentsNuma) {  // upstream 
   }
 }
 
-TEST_F(VgpuTest, MdevAllocateGivesUuidsAndTheVfioDirectoryWithoutFabricManager) {  // §1.10
+// Each container gets /dev/vfio/vfio and its mdevs' group nodes, never the /dev/vfio directory
+// the Go plugin hands out (issue 21: a runtime expands it to every VM's group node).
+TEST_F(VgpuTest, MdevAllocateGivesUuidsAndTheirGroupNodesWithoutFabricManager) {  // §1.10
   Prepare({.vgpu_preset = sim::VgpuNodePreset::kMdevA100});
   StartServe();
   const auto mdevs = MdevsOfType("GRID A100-4C");
@@ -181,8 +183,13 @@ TEST_F(VgpuTest, MdevAllocateGivesUuidsAndTheVfioDirectoryWithoutFabricManager) 
   EXPECT_EQ(first.envs().at("MDEV_PCI_RESOURCE_NVIDIA_COM_GRID_A100-4C"),
             mdevs[2].uuid + "," + mdevs[0].uuid);
   EXPECT_EQ(first.envs_size(), 1);
-  EXPECT_EQ(SpecPaths(first), std::vector<std::string>{"/dev/vfio"});
-  EXPECT_EQ(answer.response.container_responses(1).envs().at(env_key_), mdevs[1].uuid);
+  EXPECT_EQ(SpecPaths(first),
+            (std::vector<std::string>{"/dev/vfio/vfio", "/dev/vfio/" + mdevs[2].iommu_group,
+                                      "/dev/vfio/" + mdevs[0].iommu_group}));
+  const auto& second = answer.response.container_responses(1);
+  EXPECT_EQ(second.envs().at(env_key_), mdevs[1].uuid);
+  EXPECT_EQ(SpecPaths(second),
+            (std::vector<std::string>{"/dev/vfio/vfio", "/dev/vfio/" + mdevs[1].iommu_group}));
   // Fabric Manager is on, but an mdev is never in a partition.
   EXPECT_EQ(FmCalls("fmActivateFabricPartition"), 0);
   EXPECT_EQ(FmCalls("fmActivateFabricPartitionWithVFs"), 0);
@@ -219,6 +226,23 @@ TEST_F(VgpuTest, MdevOrItsParentDisappearingMakesItUnhealthy) {  // SPEC §9
   EXPECT_NE(refused.status.error_message().find("mdev " + mdevs[0].uuid + " is gone"),
             std::string::npos)
       << Describe(refused.status);
+}
+
+// An mdev whose group node is gone from /dev (its health re-check looks at sysfs only) fails the
+// Allocate with the reason, naming the mdev; nothing is granted for the other container.
+TEST_F(VgpuTest, MdevWhoseGroupNodeIsMissingFailsTheAllocateNamingIt) {
+  Prepare({.vgpu_preset = sim::VgpuNodePreset::kMdevA100});
+  StartServe();
+  const auto mdevs = MdevsOfType("GRID A100-4C");
+  ASSERT_GE(mdevs.size(), 2u);
+  ASSERT_TRUE(node_.RemoveVfioGroupNode(mdevs[1].iommu_group).ok());
+  auto refused = Allocate({{mdevs[0].uuid}, {mdevs[1].uuid}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(refused.status.error_message(),
+            "mdev " + mdevs[1].uuid + ": VFIO group node " +
+                (node_.dev_root / "vfio" / mdevs[1].iommu_group).string() + " is missing");
+  for (const auto& e : History()) EXPECT_NE(e.value("type", ""), "AllocationGranted") << e.dump();
 }
 
 TEST_F(VgpuTest, MdevAllocationIsReleasedWhenItsPodGoes) {

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "adapters/host/pci_discovery.h"
 #include "adapters/host/vfio_nodes.h"
 #include "common/temp_dir.h"
@@ -111,10 +113,96 @@ TEST(HostAllocationDeviceSpecsGroup, EmptyRequestGivesNoSpecs) {
   EXPECT_TRUE(specs->empty());
 }
 
-// upstream-behaviour.md §1.10: an mdev container gets the /dev/vfio directory itself, mrw.
-TEST(HostAllocationDeviceSpecsMdev, TheWholeVfioDirectoryOnce) {
-  EXPECT_EQ(MdevContainerDeviceSpecs(),
-            (std::vector<DeviceNodeSpec>{{"/dev/vfio", "/dev/vfio", "mrw"}}));
+// mdev vGPUs on the fake A100 node (one IOMMU group per mdev, as on a real host): /dev/vfio/vfio
+// and each mdev's group node, never the /dev/vfio directory (issue 21; the Go plugin hands out
+// the directory, upstream-behaviour.md §1.10, which a runtime expands to every VM's group).
+class HostMdevDeviceSpecs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto node = sim::BuildVgpuNode(dir_.path(), {sim::VgpuNodePreset::kMdevA100, true, true});
+    ASSERT_TRUE(node.ok()) << node.status().message();
+    node_ = *node;
+    ASSERT_GE(node_.mdevs.size(), 3u);
+  }
+  Result<std::vector<DeviceNodeSpec>> Specs(const std::vector<std::string>& uuids) const {
+    return MdevContainerDeviceSpecs(node_.sysfs_root, node_.dev_root, uuids);
+  }
+  std::filesystem::path EntryOf(const sim::FakeMdev& mdev) const {
+    return node_.sysfs_root / "bus" / "mdev" / "devices" / mdev.uuid;
+  }
+  // Points the mdev's iommu_group link at `target` (a real symlink, as the kernel makes).
+  void RelinkGroup(const sim::FakeMdev& mdev, const std::filesystem::path& target) const {
+    const auto link = EntryOf(mdev) / "iommu_group";
+    ASSERT_TRUE(std::filesystem::remove(link));
+    std::filesystem::create_symlink(target, link);
+  }
+  gfp::testing::TempDir dir_;
+  sim::FakeNode node_;
+};
+
+TEST_F(HostMdevDeviceSpecs, TwoMdevsInTwoGroupsGetTheContainerNodeOnceAndBothGroupNodes) {
+  const auto& a = node_.mdevs[2];
+  const auto& b = node_.mdevs[0];
+  ASSERT_NE(a.iommu_group, b.iommu_group);
+  auto specs = Specs({a.uuid, b.uuid});
+  ASSERT_TRUE(specs.ok()) << specs.status().message();
+  // Request order, real /dev paths (never --dev-root), no directory.
+  EXPECT_THAT(Paths(*specs), ElementsAre("/dev/vfio/vfio", "/dev/vfio/" + a.iommu_group,
+                                         "/dev/vfio/" + b.iommu_group));
+}
+
+TEST_F(HostMdevDeviceSpecs, TwoMdevsSharingAGroupGetItsNodeOnce) {
+  const auto& a = node_.mdevs[0];
+  const auto& b = node_.mdevs[1];
+  RelinkGroup(b, std::filesystem::read_symlink(EntryOf(a) / "iommu_group"));
+  auto specs = Specs({a.uuid, b.uuid});
+  ASSERT_TRUE(specs.ok()) << specs.status().message();
+  EXPECT_THAT(Paths(*specs), ElementsAre("/dev/vfio/vfio", "/dev/vfio/" + a.iommu_group));
+}
+
+TEST_F(HostMdevDeviceSpecs, AnMdevWithoutIommuGroupFailsTheAllocateNamingIt) {
+  const auto& gone = node_.mdevs[1];
+  ASSERT_TRUE(std::filesystem::remove(EntryOf(gone) / "iommu_group"));
+  auto specs = Specs({node_.mdevs[0].uuid, gone.uuid});
+  ASSERT_FALSE(specs.ok());
+  EXPECT_EQ(specs.status().code(), ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(specs.status().message(),
+            "mdev " + gone.uuid + ": no iommu_group under " + EntryOf(gone).string());
+}
+
+TEST_F(HostMdevDeviceSpecs, AGroupThatIsNotDigitsIsRefused) {
+  const auto& mdev = node_.mdevs[0];
+  RelinkGroup(mdev, "../../../../etc");
+  auto specs = Specs({mdev.uuid});
+  ASSERT_FALSE(specs.ok());
+  EXPECT_EQ(specs.status().code(), ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(specs.status().message(),
+            "mdev " + mdev.uuid + ": iommu_group link points to \"etc\", not a group number");
+  // Nor digits with something else: "12 " or "../12/.." would become another path.
+  RelinkGroup(mdev, "../../../../kernel/iommu_groups/..");
+  EXPECT_FALSE(Specs({mdev.uuid}).ok());
+}
+
+TEST_F(HostMdevDeviceSpecs, AGroupWhoseDevNodeIsMissingIsRefused) {
+  const auto& mdev = node_.mdevs[1];
+  ASSERT_TRUE(node_.RemoveVfioGroupNode(mdev.iommu_group).ok());
+  auto specs = Specs({node_.mdevs[0].uuid, mdev.uuid});
+  ASSERT_FALSE(specs.ok());
+  EXPECT_EQ(specs.status().code(), ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(specs.status().message(), "mdev " + mdev.uuid + ": VFIO group node " +
+                                          (node_.dev_root / "vfio" / mdev.iommu_group).string() +
+                                          " is missing");
+}
+
+TEST_F(HostMdevDeviceSpecs, AnIdThatIsNotAnMdevUuidIsInvalidAndNoSpecsForNoMdevs) {
+  auto specs = Specs({"../../../../etc"});
+  ASSERT_FALSE(specs.ok());
+  EXPECT_EQ(specs.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(specs.status().message(),
+            "invalid allocation request: not an mdev UUID: ../../../../etc");
+  auto none = Specs({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "adapters/host/pci_discovery.h"
@@ -44,6 +45,19 @@ TEST(HostFakeVgpuNode, MdevNodeLaysOutMdevsUnderTheirParent) {
   EXPECT_EQ(ReadAll(entry / "mdev_type/name"), "GRID A100-4C\n");
   EXPECT_EQ(fs::read_symlink(entry / "driver").filename(), "vfio_mdev");
   EXPECT_TRUE(fs::exists(node.dev_root / "vfio" / mdev.iommu_group));
+  // As on a real host, every mdev has an IOMMU group of its own: a real link to
+  // kernel/iommu_groups/<N> and the group's node under /dev/vfio (Allocate hands out that node).
+  std::set<std::string> groups;
+  for (const FakeMdev& m : node.mdevs) {
+    const fs::path link = node.sysfs_root / "bus/mdev/devices" / m.uuid / "iommu_group";
+    ASSERT_TRUE(fs::is_symlink(link)) << link;
+    EXPECT_EQ(fs::read_symlink(link).filename().string(), m.iommu_group);
+    EXPECT_EQ(fs::canonical(link),
+              fs::canonical(node.sysfs_root / "kernel/iommu_groups" / m.iommu_group));
+    EXPECT_TRUE(fs::is_regular_file(node.dev_root / "vfio" / m.iommu_group)) << m.iommu_group;
+    groups.insert(m.iommu_group);
+  }
+  EXPECT_EQ(groups.size(), node.mdevs.size());
   EXPECT_EQ(node.mdevs.back().type_name, "GRID A100-8C");
   // The GPUs stay on nvidia (vGPU manager): nothing for passthrough discovery.
   EXPECT_EQ(fs::read_symlink(node.DeviceDir("0000:07:00.0") / "driver").filename(), "nvidia");
