@@ -6,19 +6,12 @@ if(GFP_FUZZ)
     message(FATAL_ERROR "GFP_FUZZ needs clang (configure with -DCMAKE_CXX_COMPILER=clang++ "
                         "-DCMAKE_C_COMPILER=clang); this is ${CMAKE_CXX_COMPILER_ID}")
   endif()
-  if(GFP_TSAN)
-    message(FATAL_ERROR "GFP_FUZZ needs ASan+UBSan, not ThreadSanitizer: leave GFP_TSAN off")
+  if(GFP_SANITIZE OR GFP_TSAN)
+    message(FATAL_ERROR "GFP_FUZZ brings its own sanitizers: leave GFP_SANITIZE and GFP_TSAN off")
   endif()
-  if(GFP_SANITIZE)
-    # Beside the ASan+UBSan tests (CI's way: one instrumented build serves both, instead of a
-    # second full build): only the coverage instrumentation is added, at the build's own -O level.
-    # The test binaries carry it too; the sanitizer runtime's default hooks make it inert there.
-    add_compile_options(-fsanitize=fuzzer-no-link)
-  else()
-    # -O1 and line tables only (as OSS-Fuzz builds): about a fifth less compile time than -O2 -g,
-    # and stack traces still name file and line. They come after CMAKE_CXX_FLAGS_<CONFIG>, so win.
-    add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
-                        -fno-sanitize-recover=all -O1 -gline-tables-only)
-    add_link_options(-fsanitize=address,undefined)
-  endif()
+  # -O1 and line tables only (as OSS-Fuzz builds): about a fifth less compile time than -O2 -g,
+  # and stack traces still name file and line. They come after CMAKE_CXX_FLAGS_<CONFIG>, so win.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=all -O1 -gline-tables-only)
+  add_link_options(-fsanitize=address,undefined)
 endif()

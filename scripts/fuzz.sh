@@ -9,16 +9,12 @@
 #     --jobs N                build parallelism and targets fuzzed at once (default: nproc)
 #     --build-dir DIR         build directory (default build-fuzz)
 #     --keep                  keep the scratch corpora (new inputs) and print where they are
-#     --reuse-build           use --build-dir as it is configured, if it was with GFP_FUZZ=ON
-#                             (e.g. scripts/test.sh --asan's build-asan/, as CI does): no second
-#                             instrumented build of the whole tree
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=20
 jobs=$(nproc)
 keep=0
-reuse=0
 build=build-fuzz
 only=()
 while [[ $# -gt 0 ]]; do
@@ -28,7 +24,6 @@ while [[ $# -gt 0 ]]; do
     --jobs) jobs="$2"; shift 2 ;;
     --build-dir) build="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
-    --reuse-build) reuse=1; shift ;;
     *) echo "fuzz.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -45,16 +40,9 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
-if [[ $reuse -eq 1 ]]; then
-  grep -q '^GFP_FUZZ:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null || {
-    echo "fuzz.sh: --reuse-build: $build is not configured with GFP_FUZZ=ON" >&2
-    exit 2
-  }
-else
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DGFP_FUZZ=ON \
-    -DGFP_BUILD_TESTS=OFF -DGFP_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
-fi
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DGFP_FUZZ=ON \
+  -DGFP_BUILD_TESTS=OFF -DGFP_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$jobs" --target fuzz_all
 built=$(date +%s)
 

@@ -2,7 +2,7 @@
 # Builds and runs the test suites through ctest.
 #   scripts/test.sh          every suite, release build in build/
 #   scripts/test.sh --asan   every suite, AddressSanitizer + UndefinedBehaviorSanitizer (clang),
-#                            build-asan/ (with the libFuzzer targets, for scripts/fuzz.sh)
+#                            build-asan/
 #   scripts/test.sh --tsan   the suites where threads meet (integration, crash, simulation: gRPC
 #                            server threads, the serve loop, the FM worker, ListAndWatch streams,
 #                            the reconciler), ThreadSanitizer, build-tsan/
@@ -15,9 +15,7 @@ tsan_reports=""
 case "${1:-}" in
   --asan)
     build_dir=build-asan
-    # GFP_FUZZ=ON too: the libFuzzer targets are built here with the tests, so that
-    # `scripts/fuzz.sh --build-dir build-asan --reuse-build` needs no second instrumented build.
-    cmake_args+=(-DGFP_SANITIZE=ON -DGFP_FUZZ=ON -DGFP_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug)
+    cmake_args+=(-DGFP_SANITIZE=ON -DGFP_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug)
     # clang, whose sanitizers these are: it builds the instrumented tree in half the time GCC
     # takes (9 s instead of 19 s for a test file), and the build is most of CI's time. Line
     # tables only (-g1), as RelWithDebInfo: every frame of a report keeps its file:line.
