@@ -259,8 +259,8 @@ void PluginCore::NoteDevicesTakenFromListedPods(const sm::RequestAllocation& req
   for (const auto& holder : holders) {
     spdlog::warn(
         "Allocate of {} [{}] took [{}] from pod {}, which held them in kubelet's last "
-        "PodResources listing ({} ms earlier); its allocation is released and its partition "
-        "deactivated. Either kubelet gave them to a new pod before the next listing, or "
+        "PodResources listing ({} ms earlier); its allocation is released (and its partition, "
+        "if any, deactivated). Either kubelet gave them to a new pod before the next listing, or "
         "something other than kubelet called Allocate (docs/security.md)",
         request.resource, EscapeAndTruncate(Join(request.device_ids), kMaxIdsText),
         Join(holder.devices), EscapeAndTruncate(holder.pod, kMaxIdsText), age_ms);
