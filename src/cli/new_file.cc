@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/text_escape.h"
+#include "common/unique_fd.h"
 
 namespace gfp::cli {
 namespace {
@@ -18,27 +19,6 @@ namespace {
 std::string Shown(const std::filesystem::path& p) { return EscapeAndTruncate(p.string(), 300); }
 
 std::string Reason(int error) { return std::strerror(error); }
-
-// Closes a descriptor on every path out.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  // Closes now and reports a failed close (a deferred write error on some file systems).
-  int Close() {
-    const int rc = ::close(fd_);
-    fd_ = -1;
-    return rc;
-  }
-
- private:
-  int fd_;
-};
 
 const char* KindOf(mode_t mode) {
   if (S_ISREG(mode)) return "a file";
@@ -69,7 +49,7 @@ Status WriteAll(int fd, std::span<const unsigned char> bytes) {
 
 // Writes and syncs the temporary file; the caller removes it on failure.
 Status FillTemporary(int dir, const std::string& temporary, std::span<const unsigned char> bytes) {
-  Fd fd(
+  UniqueFd fd(
       ::openat(dir, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (fd.get() < 0) return InvalidArgument("cannot create a file there: " + Reason(errno));
   if (::fchmod(fd.get(), 0600) != 0) return Unavailable("chmod: " + Reason(errno));
@@ -108,7 +88,7 @@ Status WriteNewFile(const std::filesystem::path& path, std::span<const unsigned 
     return InvalidArgument(Shown(path) + " is not a file name");
   }
   const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : ".";
-  Fd dir(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd dir(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir.get() < 0) {
     return InvalidArgument("folder " + Shown(folder) + " of " + Shown(path) +
                            " cannot be opened: " + Reason(errno));

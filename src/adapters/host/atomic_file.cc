@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "common/text_escape.h"
+#include "common/unique_fd.h"
 
 namespace gfp::adapters::host {
 namespace {
@@ -24,29 +25,8 @@ Status StepFailed(const fs::path& target, const std::string& step, int err) {
   return Internal(std::move(message));
 }
 
-// A file descriptor closed on every path out.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  // close(2) can report a delayed write error: it is returned, not lost.
-  int Close() {
-    const int result = ::close(fd_);
-    fd_ = -1;
-    return result;
-  }
-
- private:
-  int fd_;
-};
-
 Status FsyncDirectory(const fs::path& target, const fs::path& dir) {
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd.get() < 0) return StepFailed(target, "opening " + Shown(dir), errno);
   if (::fsync(fd.get()) != 0) return StepFailed(target, "syncing " + Shown(dir), errno);
   return Status::Ok();
@@ -88,7 +68,7 @@ int CreateFresh(const fs::path& temp) {
 
 Status WriteAll(const fs::path& target, const fs::path& temp, std::string_view content,
                 Durability durability) {
-  Fd fd(CreateFresh(temp));
+  UniqueFd fd(CreateFresh(temp));
   if (fd.get() < 0) return StepFailed(target, "creating " + Shown(temp), errno);
   // The umask must not make it unreadable for NFD.
   if (::fchmod(fd.get(), 0644) != 0) return StepFailed(target, "chmod of " + Shown(temp), errno);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/temp_dir.h"
+#include "integration/cli/verify_head.h"
 #include "process/child_process.h"
 #include "statemachine/event_codec.h"
 #include "store/hash_chain.h"
@@ -24,6 +25,7 @@
 namespace gfp {
 namespace {
 
+using gfp::testing::HeadAnchor;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using namespace std::chrono_literals;
@@ -41,17 +43,6 @@ process::CommandResult RunBinary(const std::vector<std::string>& args,
   auto result = process::RunCommand(Binary(args, log));
   EXPECT_TRUE(result.ok()) << result.status().message();
   return result.ok() ? *result : process::CommandResult{};
-}
-
-// The last line of `verify`'s output, "head SEQ HASH", as an anchor "SEQ:HASH".
-std::string HeadAnchor(const std::string& output) {
-  static const std::regex kHead("(^|\n)head ([0-9]+) ([0-9a-f]{64})\n$");
-  std::smatch match;
-  if (!std::regex_search(output, match, kHead)) {
-    ADD_FAILURE() << "no `head SEQ HASH` at the end of:\n" << output;
-    return "";
-  }
-  return match[2].str() + ":" + match[3].str();
 }
 
 // The real tool a forger would need: rewrites one event's payload, then re-chains every later

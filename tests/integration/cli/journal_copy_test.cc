@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/temp_dir.h"
+#include "integration/cli/verify_head.h"
 #include "process/child_process.h"
 #include "statemachine/event_codec.h"
 #include "store/journal.h"
@@ -25,6 +26,7 @@
 namespace gfp {
 namespace {
 
+using gfp::testing::HeadAnchor;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
@@ -36,17 +38,6 @@ process::CommandResult RunBinary(const std::vector<std::string>& args, const fs:
   auto result = process::RunCommand(options, std::chrono::seconds(60));
   EXPECT_TRUE(result.ok()) << result.status().message();
   return result.ok() ? *result : process::CommandResult{};
-}
-
-// "SEQ:HASH" from verify's last line `head SEQ HASH`.
-std::string HeadAnchor(const std::string& output) {
-  static const std::regex kHead("(^|\n)head ([0-9]+) ([0-9a-f]{64})\n$");
-  std::smatch match;
-  if (!std::regex_search(output, match, kHead)) {
-    ADD_FAILURE() << "no `head SEQ HASH` at the end of:\n" << output;
-    return "";
-  }
-  return match[2].str() + ":" + match[3].str();
 }
 
 std::vector<store::NewEvent> Restarts(int count, int first_number) {
