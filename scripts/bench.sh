@@ -41,6 +41,7 @@ benches=(
   "plugin/bench_plugin|--quick"
   "history/bench_history|--quick"
   "dra/bench_dra|--quick"
+  "soak/bench_soak|--quick"
 )
 jsons=()
 for entry in "${benches[@]}"; do

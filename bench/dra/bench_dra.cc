@@ -35,7 +35,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <string>
 #include <thread>
@@ -46,7 +45,9 @@
 #include "bench/bench_report.h"
 #include "bench/common/baseline_db.h"
 #include "bench/common/fm_call_cost.h"
+#include "bench/common/proc_sample.h"
 #include "bench/common/process_clock.h"
+#include "bench/common/work_dirs.h"
 #include "sim/world/claim_scheduler.h"
 #include "sim/world/process_world.h"
 #include "store/journal.h"
@@ -62,6 +63,7 @@ using gfp::bench::Goal;
 using gfp::bench::MeasureFmCalls;
 using gfp::bench::Percentile;
 using gfp::bench::Row;
+using gfp::bench::SampleProc;
 using Clock = std::chrono::steady_clock;
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
@@ -76,15 +78,6 @@ std::int64_t NowUnixMicros() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-double RssMibOf(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  }
-  return 0;
 }
 
 // The event times serve journaled since the last call (read-only: never blocks the writer).
@@ -474,11 +467,11 @@ void BenchSteadyState(const fs::path& dir, const fs::path& fm_dir, double second
   std::this_thread::sleep_for(std::chrono::duration<double>(settle));
   const double cpu0 = CpuMicrosOf(pid);
   const auto t0 = Clock::now();
-  double rss_max = RssMibOf(pid);
+  double rss_max = SampleProc(pid).rss_mib;
   double rss_last = rss_max;
   while (Seconds(Clock::now() - t0) < seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    rss_last = RssMibOf(pid);
+    rss_last = SampleProc(pid).rss_mib;
     rss_max = std::max(rss_max, rss_last);
   }
   const double wall = Seconds(Clock::now() - t0);
@@ -528,13 +521,9 @@ int main(int argc, char** argv) {
   }
   ::signal(SIGPIPE, SIG_IGN);
 
-  const fs::path base = dir_flag.empty() ? fs::temp_directory_path() : fs::path(dir_flag);
-  std::string tmpl = (base / "bench-dra-XXXXXX").string();
-  if (::mkdtemp(tmpl.data()) == nullptr) Die("cannot create a directory under " + base.string());
-  const fs::path work = tmpl;
-  fs::path fm_dir;
-  std::string fm_tmpl = "/dev/shm/bench-dra-fm-XXXXXX";
-  if (fs::is_directory("/dev/shm") && ::mkdtemp(fm_tmpl.data()) != nullptr) fm_dir = fm_tmpl;
+  const gfp::bench::WorkDirs dirs = gfp::bench::MakeWorkDirs(dir_flag, "bench-dra");
+  const fs::path& work = dirs.work;
+  const fs::path& fm_dir = dirs.fm_state;
   std::printf("DRA benchmark in %s%s (simulated FM state in %s)\n\n", work.c_str(),
               quick ? " [--quick]" : "", fm_dir.empty() ? "the work dir" : fm_dir.c_str());
   gfp::bench::Header();
@@ -546,10 +535,9 @@ int main(int argc, char** argv) {
     FloorParts floor;
     floor.rtt = EmptyDraRoundTrip(*world, floor_samples);
     floor.get = ClaimGetRoundTrip(*world, floor_samples, &floor.get_new);
-    floor.fm =
-        MeasureFmCalls(GFP_BENCH_NVFM_SIM, (fm_dir.empty() ? work : fm_dir) / "fm-floor.state",
-                       /*zero_latency=*/false, floor_samples)
-            .activate_us;
+    floor.fm = MeasureFmCalls(GFP_BENCH_NVFM_SIM, dirs.FmStateOrWork() / "fm-floor.state",
+                              /*zero_latency=*/false, floor_samples)
+                   .activate_us;
     floor.file_write = AtomicFileWriteMicros(work / "prepare" / "file-floor", floor_samples);
     const PrepareSummary summary(run, floor);
     PrintPrepareRows(run, floor, summary);
@@ -560,10 +548,6 @@ int main(int argc, char** argv) {
 
   gfp::bench::Figures().Print();
   if (!json_path.empty()) gfp::bench::Figures().WriteJson(json_path, quick);
-  if (!keep) {
-    std::error_code ec;
-    fs::remove_all(work, ec);
-    if (!fm_dir.empty()) fs::remove_all(fm_dir, ec);
-  }
+  if (!keep) dirs.Remove();
   return 0;
 }

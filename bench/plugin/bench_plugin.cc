@@ -47,10 +47,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,7 +58,11 @@
 #include "bench/common/baseline_db.h"
 #include "bench/common/fm_call_cost.h"
 #include "bench/common/grow_journal.h"
+#include "bench/common/journal_follower.h"
+#include "bench/common/proc_sample.h"
 #include "bench/common/process_clock.h"
+#include "bench/common/serve_log.h"
+#include "bench/common/work_dirs.h"
 #include "engine/engine.h"
 #include "plugin/service.h"
 #include "process/child_process.h"
@@ -69,11 +71,7 @@
 #include "sim/node/fake_node.h"
 #include "sim/world/serve_setup.h"
 #include "sim/world/world_parts.h"
-#include "statemachine/apply.h"
-#include "statemachine/decide.h"
-#include "statemachine/event_codec.h"
 #include "statemachine/state.h"
-#include "store/journal.h"
 
 namespace {
 
@@ -85,9 +83,13 @@ using gfp::bench::FmCallCost;
 using gfp::bench::Fmt;
 using gfp::bench::Goal;
 using gfp::bench::Header;
+using gfp::bench::JournalFollower;
 using gfp::bench::MeasureFmCalls;
 using gfp::bench::Percentile;
+using gfp::bench::ProcSample;
+using gfp::bench::RecoveryLine;
 using gfp::bench::Row;
+using gfp::bench::SampleProc;
 
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
@@ -302,39 +304,6 @@ void BenchPreferred(const fs::path& work, int samples) {
 // ---------------------------------------------------------------------------------------------
 // The real binary: /proc samples, start, stop (for 1, 3 and 4).
 
-struct ProcSample {
-  double rss_mib = 0;
-  double cpu_seconds = 0;
-  bool ok = false;
-};
-
-ProcSample SampleProc(pid_t pid) {
-  ProcSample s;
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) {
-      std::istringstream in(line.substr(6));
-      double kib = 0;
-      in >> kib;
-      s.rss_mib = kib / 1024.0;
-    }
-  }
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const auto close = all.rfind(')');
-  if (close == std::string::npos) return s;
-  std::istringstream fields(all.substr(close + 2));
-  std::vector<std::string> f;
-  std::string tok;
-  while (fields >> tok) f.push_back(tok);
-  if (f.size() < 13) return s;
-  const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
-  s.cpu_seconds = (std::stod(f[11]) + std::stod(f[12])) / ticks;  // utime, stime
-  s.ok = true;
-  return s;
-}
-
 // The real binary, started against `node` and registered with `kubelet`.
 struct Spawned {
   std::unique_ptr<gfp::process::ChildProcess> process;
@@ -388,17 +357,6 @@ bool StopServe(gfp::process::ChildProcess& serve, double* stop_ms) {
   return status.success();
 }
 
-// The line the plugin logs after recovering its journal ("journal ... recovered in ...").
-std::string RecoveryLine(const std::string& log) {
-  std::ifstream in(log);
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto at = line.find("recovered in");
-    if (at != std::string::npos) return line.substr(at);
-  }
-  return "(no recovery line in the log)";
-}
-
 // ---------------------------------------------------------------------------------------------
 // 1. Allocate with FM over gRPC, against the real binary.
 
@@ -407,63 +365,6 @@ std::int64_t NowUnixMicros() {
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
-// Follows the journal a serve process writes (read-only: a WAL reader never blocks the writer)
-// and keeps the state it describes.
-class JournalFollower {
- public:
-  explicit JournalFollower(const fs::path& path) {
-    auto journal = gfp::store::Journal::Open(path, gfp::store::OpenMode::kReadOnly);
-    if (!journal.ok()) Die(journal.status().message());
-    journal_ = std::move(journal).value();
-    auto state = gfp::engine::Replay(*journal_, 0, /*use_snapshots=*/true, false);
-    if (!state.ok()) Die(state.status().message());
-    state_ = std::move(state).value();
-  }
-
-  // Reads and applies the events appended since the last call; returns their times.
-  std::vector<std::int64_t> Poll() {
-    std::vector<std::int64_t> times;
-    auto apply = [&](const gfp::store::StoredEvent& e) {
-      auto event = gfp::sm::DecodeEvent(e.type, e.time_unix_micros, e.payload);
-      if (!event.ok()) return event.status();
-      gfp::sm::Apply(state_, e.seq, *event);
-      times.push_back(e.time_unix_micros);
-      return gfp::Status::Ok();
-    };
-    if (auto read = journal_->ForEach(state_.last_seq + 1, 0, apply); !read.ok()) {
-      Die("reading the journal: " + read.message());
-    }
-    return times;
-  }
-
-  // Waits until nothing is allocated or active any more (the plugin's reconciliation released
-  // and deactivated it); dies after 10 s.
-  void WaitUntilReleased() {
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    for (Poll(); !state_.allocations.empty() || !state_.active.empty() || !state_.intents.empty();
-         Poll()) {
-      if (Clock::now() > deadline) Die("the plugin did not release its allocation within 10 s");
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
-
-  // Partitions of the journal's FM table with 1 and 2 GPUs, as device ids.
-  void PartitionsBySize(std::vector<std::vector<std::string>>& ones,
-                        std::vector<std::vector<std::string>>& twos) const {
-    for (const auto& [pid, p] : state_.partitions) {
-      auto devices = gfp::sm::DevicesOfPartition(state_, p);
-      if (!devices.missing_reason.empty()) continue;
-      if (devices.bdfs.size() == 1) ones.push_back(devices.bdfs);
-      if (devices.bdfs.size() == 2) twos.push_back(devices.bdfs);
-    }
-    if (ones.empty() || twos.empty()) Die("the H100 table has no 1- or 2-GPU partitions");
-  }
-
- private:
-  std::unique_ptr<gfp::store::Journal> journal_;
-  gfp::sm::State state_;
-};
 
 // The serve process's CPU per second of wall time while nothing is asked of it.
 double IdleCpuMicrosPerSecond(pid_t pid, double seconds) {
@@ -622,7 +523,9 @@ AllocateRun RunFresh(const fs::path& dir, const AllocateOptions& o, BaselineDb& 
     const BaselineDb::Commit commit = baseline.One();  // interleaved: same disk conditions
     if (i >= 0) commits.Add(commit);
     TimedAllocate(t.kubelet(), t.serve(), t.journal(), ids, i >= 0, run);
-    t.journal().WaitUntilReleased();
+    if (!t.journal().WaitUntilReleased(std::chrono::seconds(10))) {
+      Die("the plugin did not release its allocation within 10 s");
+    }
     // The release's last work (logging after its outcome commit) stays out of the next window.
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
@@ -920,16 +823,11 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(log_level));
   ::signal(SIGPIPE, SIG_IGN);
 
-  const fs::path base = dir_flag.empty() ? fs::temp_directory_path() : fs::path(dir_flag);
-  std::string tmpl = (base / "bench-plugin-XXXXXX").string();
-  if (::mkdtemp(tmpl.data()) == nullptr) Die("cannot create a directory under " + base.string());
-  const fs::path work = tmpl;
+  const gfp::bench::WorkDirs dirs = gfp::bench::MakeWorkDirs(dir_flag, "bench-plugin");
+  const fs::path& work = dirs.work;
+  g_fm_state_dir = dirs.fm_state;
   std::printf("plugin benchmark in %s%s\n\n", work.c_str(), quick ? " [--quick]" : "");
   Header();
-  std::string fm_tmpl = "/dev/shm/bench-plugin-fm-XXXXXX";
-  if (fs::is_directory("/dev/shm") && ::mkdtemp(fm_tmpl.data()) != nullptr) {
-    g_fm_state_dir = fm_tmpl;
-  }
   std::printf("  (simulated FM state files in %s)\n",
               g_fm_state_dir.empty() ? "the work dir" : g_fm_state_dir.c_str());
   allocate.samples = samples;
@@ -954,10 +852,6 @@ int main(int argc, char** argv) {
 
   gfp::bench::Figures().Print();
   if (!json_path.empty()) gfp::bench::Figures().WriteJson(json_path, quick);
-  if (!keep) {
-    std::error_code ec;
-    fs::remove_all(work, ec);
-    if (!g_fm_state_dir.empty()) fs::remove_all(g_fm_state_dir, ec);
-  }
+  if (!keep) dirs.Remove();
   return 0;
 }
