@@ -1074,7 +1074,30 @@ void Scenario::Fail(const std::string& what) {
 
 // ------------------------------------------------------------------------------------------
 
-TEST(PluginSimulation, SeededScenarios) {
+// The default seeds are dealt to kShards tests (seed i to shard i % kShards), so that ctest runs
+// them side by side instead of one long test finishing alone at the end. Seeds given through
+// GFP_SIM_SEED all run in shard 0.
+constexpr int kShards = 4;
+
+std::vector<std::uint64_t> SeedsOfShard(int shard) {
+  std::vector<std::uint64_t> seeds;
+  if (const char* first = std::getenv("GFP_SIM_SEED"); first != nullptr && *first != '\0') {
+    if (shard != 0) return seeds;
+    const std::uint64_t start = std::strtoull(first, nullptr, 10);
+    const std::uint64_t count = EnvU64("GFP_SIM_SEEDS", 1);
+    for (std::uint64_t i = 0; i < count; ++i) seeds.push_back(start + i);
+    return seeds;
+  }
+  const std::uint64_t count = EnvU64("GFP_SIM_SEEDS", kDefaultSeedCount);
+  for (std::uint64_t i = static_cast<std::uint64_t>(shard); i < count; i += kShards) {
+    seeds.push_back(i < std::size(kDefaultSeeds) ? kDefaultSeeds[i] : 1000 + i);
+  }
+  return seeds;
+}
+
+class PluginSimulation : public ::testing::TestWithParam<int> {};
+
+TEST_P(PluginSimulation, SeededScenarios) {
   if (std::getenv("GFP_SIM_LOG") == nullptr) spdlog::set_level(spdlog::level::off);
   // The journal's fsyncs (synchronous=FULL) are most of a scenario's time on a disk and prove
   // nothing here (power cuts are another suite's): run in tmpfs unless TMPDIR says otherwise.
@@ -1082,17 +1105,8 @@ TEST(PluginSimulation, SeededScenarios) {
     ::setenv("TMPDIR", "/dev/shm", 1);
   }
   const int steps = static_cast<int>(EnvU64("GFP_SIM_STEPS", kDefaultSteps));
-  std::vector<std::uint64_t> seeds;
-  if (const char* first = std::getenv("GFP_SIM_SEED"); first != nullptr && *first != '\0') {
-    const std::uint64_t start = std::strtoull(first, nullptr, 10);
-    const std::uint64_t count = EnvU64("GFP_SIM_SEEDS", 1);
-    for (std::uint64_t i = 0; i < count; ++i) seeds.push_back(start + i);
-  } else {
-    const std::uint64_t count = EnvU64("GFP_SIM_SEEDS", kDefaultSeedCount);
-    for (std::uint64_t i = 0; i < count; ++i) {
-      seeds.push_back(i < std::size(kDefaultSeeds) ? kDefaultSeeds[i] : 1000 + i);
-    }
-  }
+  const std::vector<std::uint64_t> seeds = SeedsOfShard(GetParam());
+  if (seeds.empty()) GTEST_SKIP() << "GFP_SIM_SEED runs in shard 0";
   // Each seed twice, in the same folder (the journal names its files): the same seed must leave
   // the same journal, byte for byte (its chain head covers every event's bytes and time).
   const bool twice = std::getenv("GFP_SIM_ONCE") == nullptr && !testing::kSanitizerBuild;
@@ -1145,6 +1159,8 @@ TEST(PluginSimulation, SeededScenarios) {
   for (const auto& [k, v] : totals) counts += " " + k + "=" + std::to_string(v);
   std::printf("simulation counts:%s\n", counts.c_str());
 }
+
+INSTANTIATE_TEST_SUITE_P(Shards, PluginSimulation, ::testing::Range(0, kShards));
 
 }  // namespace
 }  // namespace gfp::simtest
