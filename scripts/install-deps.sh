@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git lld
+  build-essential cmake ninja-build pkg-config git clang libclang-rt-14-dev lld
   libsqlite3-dev libsqlitecpp-dev sqlite3
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev libprotoc-dev protobuf-compiler
   libspdlog-dev libfmt-dev

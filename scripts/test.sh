@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds and runs the test suites through ctest.
+# Builds and runs the test suites through ctest. Every build is clang's (Debian's clang 14): it
+# compiled the files measured in 57-76 % of GCC's time at -O2 (vgpu_test.cc: 33 s against 58 s),
+# and the build is most of CI's time.
 #   scripts/test.sh          every suite, release build in build/
 #   scripts/test.sh --asan   every suite, AddressSanitizer + UndefinedBehaviorSanitizer (clang),
 #                            build-asan/
@@ -10,18 +12,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build_dir=build
-cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+./scripts/install-clang.sh
+cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+            -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
 tsan_reports=""
 case "${1:-}" in
   --asan)
     build_dir=build-asan
     cmake_args+=(-DGFP_SANITIZE=ON -DGFP_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug)
-    # clang, whose sanitizers these are: it builds the instrumented tree in half the time GCC
-    # takes (9 s instead of 19 s for a test file), and the build is most of CI's time. Line
-    # tables only (-g1), as RelWithDebInfo: every frame of a report keeps its file:line.
-    ./scripts/install-clang.sh
-    cmake_args+=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-                 "-DCMAKE_CXX_FLAGS_DEBUG=-g1" "-DCMAKE_C_FLAGS_DEBUG=-g1")
+    # Line tables only (-g1), as RelWithDebInfo: every frame of a report keeps its file:line.
+    cmake_args+=("-DCMAKE_CXX_FLAGS_DEBUG=-g1" "-DCMAKE_C_FLAGS_DEBUG=-g1")
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     ;;

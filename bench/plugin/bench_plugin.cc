@@ -171,7 +171,7 @@ bool AllHealthy(const std::vector<v1beta1::Device>& devices, std::size_t count) 
 class InProcessPlugin {
  public:
   explicit InProcessPlugin(const Node& node)
-      : node_(node), kubelet_(std::make_unique<FakeKubelet>(KubeletOptionsFor(node))) {
+      : kubelet_(std::make_unique<FakeKubelet>(KubeletOptionsFor(node))) {
     ::setenv("NVFM_SIM_STATE", node.fm_state.c_str(), 1);
     auto started = kubelet_->Start();
     if (!started.ok()) Die(started.message());
@@ -215,7 +215,6 @@ class InProcessPlugin {
   }
 
  private:
-  const Node& node_;
   std::unique_ptr<FakeKubelet> kubelet_;
   std::unique_ptr<gfp::plugin::Service> service_;
   std::atomic<bool> stop_{false};

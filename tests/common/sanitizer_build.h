@@ -17,4 +17,17 @@ inline constexpr bool kSanitizerBuild = false;
 inline constexpr bool kSanitizerBuild = false;
 #endif
 
+// ThreadSanitizer alone (it intercepts _exit and reports threads a process leaves running).
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool kThreadSanitizerBuild = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+inline constexpr bool kThreadSanitizerBuild = true;
+#else
+inline constexpr bool kThreadSanitizerBuild = false;
+#endif
+#else
+inline constexpr bool kThreadSanitizerBuild = false;
+#endif
+
 }  // namespace gfp::testing

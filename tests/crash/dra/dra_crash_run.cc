@@ -6,15 +6,9 @@
 #include <thread>
 
 #include "common/strings.h"
+#include "tests/common/sanitizer_build.h"
 
 namespace gfp::crashtest {
-namespace {
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kThreadSanitizer = true;
-#else
-constexpr bool kThreadSanitizer = false;
-#endif
-}  // namespace
 namespace {
 
 using namespace std::chrono_literals;
@@ -254,7 +248,7 @@ void DraCrashRun::Kill() {
   if (variant == 0) {
     ASSERT_TRUE(world_->CrashPlugin().ok()) << SeeLog();
     Trace("  SIGKILL idle");
-  } else if (variant == 1 && !kThreadSanitizer) {
+  } else if (variant == 1 && !testing::kThreadSanitizerBuild) {
     ASSERT_NO_FATAL_FAILURE(KillInActivation());
   } else if (variant == 1) {
     // ThreadSanitizer intercepts the simulator's _exit and reports serve's finished journal
