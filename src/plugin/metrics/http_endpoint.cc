@@ -75,6 +75,19 @@ MHD_Daemon* StartDaemon(const ListenAddress& listen, std::uint16_t port, HttpEnd
                           MHD_OPTION_END);
 }
 
+// libmicrohttpd 0.9.75 (Debian 12's) can crash in MHD_stop_daemon while it still tears down a
+// connection whose request it refused as too large (HttpEndpointStopTest: 7 runs of 10). Such a
+// connection ends within milliseconds, so the stop waits for the open connections to end first,
+// a bounded time: a silent client holding one open only delays the stop by that much.
+void WaitForConnectionsToEnd(MHD_Daemon* daemon, std::chrono::milliseconds bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    if (info == nullptr || info->num_connections == 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 }  // namespace
 
 HttpEndpoint::Response HttpEndpoint::Answer(const std::string& path,
@@ -123,19 +136,6 @@ Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const MetricsAddress& 
   spdlog::info("metrics endpoint listening on {} (/metrics, /healthz, /readyz)",
                DescribeListenAddress(listen, endpoint->port_));
   return endpoint;
-}
-
-// libmicrohttpd 0.9.75 (Debian 12's) can crash in MHD_stop_daemon while it still tears down a
-// connection whose request it refused as too large (HttpEndpointStopTest: 7 runs of 10). Such a
-// connection ends within milliseconds, so the stop waits for the open connections to end first,
-// a bounded time: a silent client holding one open only delays the stop by that much.
-void WaitForConnectionsToEnd(MHD_Daemon* daemon, std::chrono::milliseconds bound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (std::chrono::steady_clock::now() < deadline) {
-    const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-    if (info == nullptr || info->num_connections == 0) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
 }
 
 HttpEndpoint::~HttpEndpoint() {
