@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and runs the test suites through ctest. Every build but ThreadSanitizer's is clang's
+# Builds and runs the test suites through ctest. Every build is clang's
 # (Debian's clang 14): it compiled the files measured in 57-76 % of GCC's time at -O2
 # (vgpu_test.cc: 33 s against 58 s), and the build is most of CI's time.
 #   scripts/test.sh          every suite, release build in build/
@@ -27,10 +27,6 @@ case "${1:-}" in
     ;;
   --tsan)
     build_dir=build-tsan
-    # GCC: clang's ThreadSanitizer runtime is linked into executables only, so the simulated FM's
-    # shared library (libnvfm-sim.so, instrumented like the rest) does not link under clang
-    # (undefined __tsan_* symbols); GCC links it against libtsan.so.
-    compiler=(-DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++)
     cmake_args+=(-DGFP_TSAN=ON -DGFP_BUILD_BENCH=OFF "-DGFP_TEST_KINDS=integration;crash;simulation")
     # -O1 as TSan's documentation suggests: 14 s instead of 25 s for a gRPC-heavy test file.
     cmake_args+=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
