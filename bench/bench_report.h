@@ -107,10 +107,20 @@ inline const std::vector<Spec7Entry>& Spec7Catalogue() {
   static const std::vector<Spec7Entry> kCatalogue = {
       {"allocate_disk_vs_commit", "Allocate with FM over gRPC (binary, disk): median / commit",
        "x commit", Goal::kAtMost, 2.5, "bench_plugin"},
-      {"gpa_inprocess_p99_worst", "GetPreferredAllocation in-process: p99, worst row", "us",
-       Goal::kAtMost, 20, "bench_statemachine"},
+      {"gpa_inprocess_p99_worst", "GetPreferredAllocation, state machine alone: p99, worst row",
+       "us", Goal::kAtMost, 20, "bench_statemachine"},
       {"gpa_grpc_p99_worst", "GetPreferredAllocation over gRPC: p99, worst row", "us",
        Goal::kAtMost, 1000, "bench_plugin"},
+      // The same targets through the plugin core (PluginCore::Preferred, no gRPC), and both
+      // while Allocates commit back to back: reads never wait on the disk.
+      {"gpa_grpc_p99_under_commits_worst",
+       "GetPreferredAllocation over gRPC, under commits: p99, worst", "us", Goal::kAtMost, 1000,
+       "bench_plugin"},
+      {"gpa_inprocess_core_p99_worst", "GetPreferredAllocation, core (no gRPC): p99, worst row",
+       "us", Goal::kAtMost, 20, "bench_plugin"},
+      {"gpa_inprocess_p99_under_commits_worst",
+       "GetPreferredAllocation, core, under commits: p99, worst row", "us", Goal::kAtMost, 20,
+       "bench_plugin"},
       {"replay_events_per_s", "Replay from disk (decode + apply)", "events/s", Goal::kAtLeast,
        2'000'000, "bench_statemachine"},
       {"cold_start_registered_ms", "Cold start to registered, 1,000,000-event journal", "ms",

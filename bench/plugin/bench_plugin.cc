@@ -3,7 +3,7 @@
 //
 //   bench_plugin [--quick] [--json PATH] [--dir DIR] [--samples N] [--gpa-samples N]
 //                [--steady-seconds S] [--cold-events N] [--log-level L] [--release-interval D]
-//                [--no-tmpfs] [--keep]
+//                [--no-tmpfs] [--keep] [--only allocate|gpa|steady|cold]
 //
 // Everything runs for real: fake sysfs/dev trees (sim/node), the simulated Fabric Manager
 // (libnvfm-sim.so, loaded through dlopen like libnvfm.so.1), the fake kubelet (real gRPC over
@@ -28,17 +28,24 @@
 //    A breakdown of one fresh Allocate: commits x commit latency, one empty gRPC round trip
 //    (GetDevicePluginOptions), the FM call alone (the zero-latency sim called in this process),
 //    and the rest. The same again with everything on /dev/shm (tmpfs: a commit costs no I/O).
-// 2. GetPreferredAllocation over gRPC (in-process plugin) on an HGX A100 16-GPU / 35-partition
-//    node, sizes 1..16, free and half-used (target p99 <= 1 ms).
+// 2. GetPreferredAllocation (in-process plugin, durable journal in the work dir) on an HGX A100
+//    16-GPU / 35-partition node, sizes 1..16, free and half-used: over gRPC (target p99 <= 1 ms)
+//    and through the plugin core without gRPC (PluginCore::Preferred, target p99 <= 20 us), each
+//    idle and then while another thread makes Allocate calls back to back (superseding: 2-GPU
+//    partition, 1 GPU of it, ...; each commits). Reads never wait on the disk, so the targets
+//    hold under commits too. A row under commits lasts until the writer completed at least 10
+//    Allocates (--quick: 2) during it; one whose writer makes no progress ends the benchmark.
 // 3. Steady state of the real binary (default intervals) with one VM pod admitted: RSS (target
 //    <= 40 MiB) and CPU % of one core (target <= 0.5 %) sampled from /proc over
 //    --steady-seconds (60; --quick: 3); also the time from exec to registered.
 // 4. Cold start of the real binary with a journal of --cold-events (1,000,000; --quick: 2,000)
 //    events and a snapshot at its end: exec to registered (target <= 200 ms).
 #include <grpcpp/client_context.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -48,6 +55,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -230,9 +238,280 @@ v1beta1::AllocateRequest AllocateOf(const std::vector<std::string>& ids) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 2. GetPreferredAllocation over gRPC on the A100 table.
+// 2. GetPreferredAllocation on the A100 table: over gRPC and through the plugin core, idle and
+//    while Allocates commit back to back (reads never wait on the disk).
 
-void BenchPreferred(const fs::path& work, int samples) {
+// Allocate calls back to back on their own thread, over gRPC as kubelet makes them, against the
+// plugin the GPA rows read: a 2-GPU partition, then one GPU of it, and so on. Each call
+// supersedes the one before (that allocation released, its partition deactivated, the new one
+// activated: durable commits on the journal), so the writer is nearly always inside an fsync
+// and every call publishes a new state to the readers. Its GPUs are among the GPA rows'
+// `available`: the plugin's answer is a function of that list and the partition table, not of
+// which allocations are live (kubelet would list fewer GPUs; the plugin trusts its list), so the
+// rows keep the idle rows' requests and answers, and TimeRow checks every answer against them.
+class AllocateLoop {
+ public:
+  AllocateLoop(InProcessPlugin& plugin, std::vector<std::string> pair)
+      : thread_([this, &plugin, gpus = std::move(pair)] { Run(plugin, gpus); }) {}
+  ~AllocateLoop() {
+    stop_ = true;
+    thread_.join();
+  }
+  AllocateLoop(const AllocateLoop&) = delete;
+  AllocateLoop& operator=(const AllocateLoop&) = delete;
+
+  // Allocates answered OK so far.
+  std::uint64_t done() const { return done_.load(std::memory_order_relaxed); }
+  // Why the loop stopped (an Allocate failed); empty while it runs.
+  std::string failure() const {
+    std::lock_guard lock(mu_);
+    return failure_;
+  }
+
+ private:
+  void Run(InProcessPlugin& plugin, const std::vector<std::string>& pair) {
+    const std::vector<std::string> single = {pair.front()};
+    for (std::uint64_t i = 0; !stop_; ++i) {
+      auto out = plugin.kubelet().Allocate(plugin.resource(), AllocateOf(i % 2 ? single : pair));
+      if (!out.ok()) {
+        std::lock_guard lock(mu_);
+        failure_ = out.status.error_message();
+        return;
+      }
+      done_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> done_{0};
+  mutable std::mutex mu_;
+  std::string failure_;
+  std::thread thread_;  // last: it starts once the members above exist
+};
+
+// One row's request, and the answer the plugin gives it idle (empty: an error, no fit).
+struct GpaRequest {
+  std::string state;  // "free", "half-used"
+  std::vector<std::string> available;
+  int size = 0;
+  std::vector<std::string> expected;
+
+  std::string Label() const {
+    return state + Fmt(" (%.0f avail)", static_cast<double>(available.size())) +
+           Fmt(", size %.0f", size);
+  }
+};
+
+// One set of rows: one path (gRPC or the core), idle or under commits; its worst row.
+struct GpaSet {
+  GpaSet(std::string set_name, double target) : name(std::move(set_name)), target_us(target) {}
+
+  std::string name;  // "GPA gRPC", "GPA core under commits", ...
+  double target_us = 0;
+  const AllocateLoop* writer = nullptr;  // null: idle
+  double worst_p99 = 0;
+  std::string worst_row;
+  std::uint64_t fewest_allocates = UINT64_MAX;  // per row, under commits
+};
+
+struct RowTimes {
+  std::vector<double> latency_us;
+  std::uint64_t allocates = 0;  // Allocates that completed during the timed calls
+};
+
+// Times `call` (it returns the GPUs answered, empty for an error) after a warm-up: `samples`
+// calls, and under commits as many more as it takes for the writer to complete
+// `min_allocates` Allocates meanwhile: a row no commit overlapped would prove nothing. Dies
+// when the writer makes no progress, or when an answer differs from the idle one.
+template <typename Call>
+RowTimes TimeRow(const GpaRequest& r, const AllocateLoop* writer, int samples,
+                 std::uint64_t min_allocates, Call&& call) {
+  for (int i = 0; i <= samples / 10; ++i) call();
+  RowTimes t;
+  t.latency_us.reserve(static_cast<std::size_t>(samples));
+  const std::uint64_t before = writer == nullptr ? 0 : writer->done();
+  auto allocates = [&] { return writer == nullptr ? std::uint64_t{0} : writer->done() - before; };
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (t.latency_us.size() < static_cast<std::size_t>(samples) ||
+         (writer != nullptr && allocates() < min_allocates)) {
+    const auto start = Clock::now();
+    const std::vector<std::string> answer = call();
+    const auto end = Clock::now();
+    t.latency_us.push_back(Micros(end - start));
+    if (answer != r.expected) Die("GPA " + r.Label() + ": the answer changed under commits");
+    if (writer != nullptr && end > deadline) {
+      Die("GPA " + r.Label() +
+          Fmt(": the Allocate loop completed %.0f Allocates in 10 s; ",
+              static_cast<double>(allocates())) +
+          writer->failure());
+    }
+  }
+  t.allocates = allocates();
+  return t;
+}
+
+// Prints one row and keeps the set's worst.
+void RecordRow(GpaSet& set, const GpaRequest& r, const RowTimes& t) {
+  const double p99 = Percentile(t.latency_us, 0.99);
+  if (p99 > set.worst_p99) {
+    set.worst_p99 = p99;
+    set.worst_row = r.Label();
+  }
+  std::string note =
+      Fmt("p99 <= %.0f us: ", set.target_us) + (p99 <= set.target_us ? "met" : "MISSED");
+  if (set.writer != nullptr) {
+    set.fewest_allocates = std::min(set.fewest_allocates, t.allocates);
+    note += Fmt("; %.0f Allocates", static_cast<double>(t.allocates)) +
+            Fmt(" / %.0f calls", static_cast<double>(t.latency_us.size()));
+  }
+  if (r.expected.empty()) note += "; no fit (error path)";
+  Row(set.name + ", " + r.Label(),
+      Fmt("%.1f", Percentile(t.latency_us, 0.5)) + "/" + Fmt("%.1f us", p99), note);
+}
+
+// Over gRPC, through the fake kubelet; the GPUs answered (empty for an error status).
+void GrpcRow(InProcessPlugin& plugin, const GpaRequest& r, GpaSet& set, int samples,
+             std::uint64_t min_allocates) {
+  v1beta1::PreferredAllocationRequest request;
+  auto* c = request.add_container_requests();
+  for (const auto& id : r.available) c->add_available_deviceids(id);
+  c->set_allocation_size(r.size);
+  RecordRow(set, r, TimeRow(r, set.writer, samples, min_allocates, [&] {
+              auto out = plugin.kubelet().GetPreferredAllocation(plugin.resource(), request);
+              std::vector<std::string> ids;
+              if (out.ok() && out.response.container_responses_size() == 1) {
+                const auto& got = out.response.container_responses(0).deviceids();
+                ids.assign(got.begin(), got.end());
+              }
+              return ids;
+            }));
+}
+
+// PluginCore::Preferred called directly: what the gRPC handler runs, without gRPC.
+void CoreRow(InProcessPlugin& plugin, const GpaRequest& r, GpaSet& set, int samples,
+             std::uint64_t min_allocates) {
+  RecordRow(set, r, TimeRow(r, set.writer, samples, min_allocates, [&] {
+              auto out = plugin.core().Preferred(plugin.resource(), r.available, {},
+                                                 static_cast<std::size_t>(r.size));
+              return out.ok() ? std::move(out).value() : std::vector<std::string>{};
+            }));
+}
+
+// The four row sets, the option that sizes them, and what the writer works on.
+struct GpaBench {
+  int samples = 2000;                // timed calls per row (at least)
+  std::uint64_t min_allocates = 10;  // Allocates completed during each row under commits
+  std::vector<std::string> pair;     // the writer's 2-GPU partition
+  GpaSet grpc{"GPA gRPC", 1000};
+  GpaSet core{"GPA core", 20};
+  GpaSet grpc_writing{"GPA gRPC under commits", 1000};
+  GpaSet core_writing{"GPA core under commits", 20};
+};
+
+// Rows for sizes 1..16 of one node state: idle over gRPC then the core, then both again while
+// the writer runs.
+void MeasureState(InProcessPlugin& plugin, const std::string& state,
+                  const std::vector<std::string>& available, GpaBench& b) {
+  std::vector<GpaRequest> requests;
+  for (int size : {1, 2, 4, 8, 16}) {
+    auto answer =
+        plugin.core().Preferred(plugin.resource(), available, {}, static_cast<std::size_t>(size));
+    requests.push_back(
+        {state, available, size, answer.ok() ? *answer : std::vector<std::string>{}});
+  }
+  for (const GpaRequest& r : requests) GrpcRow(plugin, r, b.grpc, b.samples, 0);
+  for (const GpaRequest& r : requests) CoreRow(plugin, r, b.core, b.samples, 0);
+  AllocateLoop writer(plugin, b.pair);
+  b.grpc_writing.writer = &writer;
+  b.core_writing.writer = &writer;
+  for (const GpaRequest& r : requests) {
+    GrpcRow(plugin, r, b.grpc_writing, b.samples, b.min_allocates);
+  }
+  for (const GpaRequest& r : requests) {
+    CoreRow(plugin, r, b.core_writing, b.samples, b.min_allocates);
+  }
+  b.grpc_writing.writer = nullptr;
+  b.core_writing.writer = nullptr;
+  if (!writer.failure().empty()) Die("an Allocate under the GPA rows failed: " + writer.failure());
+}
+
+// Half-used: two 4-GPU partitions, on different baseboards.
+std::vector<std::vector<std::string>> HalfUsedPartitions(InProcessPlugin& plugin) {
+  std::vector<std::vector<std::string>> out;
+  std::vector<std::string> used;
+  for (const auto& [pid, gpus] : plugin.Partitions()) {
+    if (gpus.size() != 4 || out.size() == 2) continue;
+    if (std::any_of(gpus.begin(), gpus.end(), [&](const std::string& g) {
+          return std::find(used.begin(), used.end(), g) != used.end();
+        })) {
+      continue;
+    }
+    if (out.size() == 1 && pid % 2 == 0) continue;  // spread over both halves
+    used.insert(used.end(), gpus.begin(), gpus.end());
+    out.push_back(gpus);
+  }
+  if (out.size() != 2) Die("the A100 table has no two disjoint 4-GPU partitions");
+  return out;
+}
+
+// The writer's 2-GPU partition: outside `used`, so it never supersedes the half-used
+// allocations (which would change the node state the half-used rows are named after).
+std::vector<std::string> WriterPair(InProcessPlugin& plugin, const std::vector<std::string>& used) {
+  for (const auto& [pid, gpus] : plugin.Partitions()) {
+    if (gpus.size() == 2 && std::none_of(gpus.begin(), gpus.end(), [&](const std::string& g) {
+          return std::find(used.begin(), used.end(), g) != used.end();
+        })) {
+      return gpus;
+    }
+  }
+  Die("the A100 table has no 2-GPU partition outside the half-used GPUs");
+}
+
+// Where the journal is: a commit on tmpfs costs no I/O, and the rows under commits would
+// measure nothing of the disk.
+std::string JournalMedium(const fs::path& journal) {
+  struct statfs s {};
+  if (::statfs(journal.parent_path().c_str(), &s) != 0) Die("statfs " + journal.string());
+  if (s.f_type == TMPFS_MAGIC) return "tmpfs (commits cost no I/O)";
+  char text[64];
+  std::snprintf(text, sizeof text, "not tmpfs (f_type 0x%lx)",
+                static_cast<unsigned long>(s.f_type));
+  return text;
+}
+
+// Prints the context the rows need: the node, the journal's medium, the writer's GPUs.
+void PrintGpaContext(InProcessPlugin& plugin, std::size_t gpus, const GpaBench& b) {
+  const fs::path journal = plugin.core().engine().journal().path();
+  std::printf("  (A100 node: %zu GPUs, %zu partitions in the journal's table)\n", gpus,
+              plugin.Partitions().size());
+  std::printf("  (journal %s: %s; SQLite WAL, synchronous=FULL)\n", journal.c_str(),
+              JournalMedium(journal).c_str());
+  std::printf(
+      "  (under commits: another thread's Allocates over gRPC, back to back: %s+%s, then "
+      "%s alone, ...; each row lasts until %llu of them completed)\n",
+      b.pair[0].c_str(), b.pair[1].c_str(), b.pair[0].c_str(),
+      static_cast<unsigned long long>(b.min_allocates));
+}
+
+void AddGpaFigures(const GpaBench& b) {
+  // Idle rows make `samples` calls; rows under commits more, until enough Allocates completed.
+  const std::string calls = Fmt(", %.0f calls/row", b.samples);
+  const std::string more = Fmt(", >= %.0f calls/row", b.samples);
+  const std::string under =
+      Fmt("; >= %.0f Allocates/row", static_cast<double>(b.min_allocates)) +
+      Fmt(" (fewest %.0f)", static_cast<double>(std::min(b.grpc_writing.fewest_allocates,
+                                                         b.core_writing.fewest_allocates)));
+  auto add = [](const char* id, const GpaSet& set, const std::string& note) {
+    gfp::bench::Figures().Add(gfp::bench::Spec7Figure(
+        id, set.worst_p99, "A100 16 GPUs, 10 rows; worst: " + set.worst_row + note));
+  };
+  add("gpa_grpc_p99_worst", b.grpc, calls);
+  add("gpa_grpc_p99_under_commits_worst", b.grpc_writing, more + under);
+  add("gpa_inprocess_core_p99_worst", b.core, calls);
+  add("gpa_inprocess_p99_under_commits_worst", b.core_writing, more + under);
+}
+
+void BenchPreferred(const fs::path& work, GpaBench& b) {
   const Node node = MakeNode(work / "a100", gfp::sim::NodePreset::kHgxA100x16);
   InProcessPlugin plugin(node);
   std::vector<std::string> all;
@@ -240,64 +519,24 @@ void BenchPreferred(const fs::path& work, int samples) {
   if (!snapshot) Die("resource not known to the fake kubelet");
   for (const auto& d : snapshot->devices) all.push_back(d.id());
   std::sort(all.begin(), all.end());
-  std::printf("  (A100 node: %zu GPUs, %zu partitions in the journal's table)\n", all.size(),
-              plugin.Partitions().size());
-
-  double worst_p99 = 0;
-  std::string worst_row;
-  auto run = [&](const std::string& label, const std::vector<std::string>& available) {
-    for (int size : {1, 2, 4, 8, 16}) {
-      v1beta1::PreferredAllocationRequest request;
-      auto* c = request.add_container_requests();
-      for (const auto& id : available) c->add_available_deviceids(id);
-      c->set_allocation_size(size);
-      std::vector<double> lat;
-      bool ok = true;
-      for (int i = -samples / 10 - 1; i < samples; ++i) {
-        const auto start = Clock::now();
-        auto out = plugin.kubelet().GetPreferredAllocation(plugin.resource(), request);
-        const double took = Micros(Clock::now() - start);
-        ok = out.ok();
-        if (i >= 0) lat.push_back(took);
-      }
-      const double p99 = Percentile(lat, 0.99);
-      if (p99 > worst_p99) {
-        worst_p99 = p99;
-        worst_row = label + Fmt(", size %.0f", size);
-      }
-      Row("GPA gRPC, " + label + Fmt(" (%.0f avail)", static_cast<double>(available.size())) +
-              Fmt(", size %.0f", size),
-          Fmt("%.0f", Percentile(lat, 0.5)) + "/" + Fmt("%.0f us", p99),
-          std::string("p99 <= 1 ms: ") + (p99 <= 1000 ? "met" : "MISSED") +
-              (ok ? "" : "; no fit (gRPC error path)"));
-    }
-  };
-  run("free", all);
-  // Half-used: two 4-GPU partitions on different baseboards allocated.
+  const std::vector<std::vector<std::string>> half = HalfUsedPartitions(plugin);
   std::vector<std::string> used;
-  int taken = 0;
-  for (const auto& [pid, gpus] : plugin.Partitions()) {
-    if (gpus.size() != 4 || taken == 2) continue;
-    if (std::any_of(gpus.begin(), gpus.end(), [&](const std::string& g) {
-          return std::find(used.begin(), used.end(), g) != used.end();
-        })) {
-      continue;
-    }
-    if (taken == 1 && pid % 2 == 0) continue;  // spread over both halves
+  for (const auto& gpus : half) used.insert(used.end(), gpus.begin(), gpus.end());
+  b.pair = WriterPair(plugin, used);
+  PrintGpaContext(plugin, all.size(), b);
+
+  MeasureState(plugin, "free", all, b);
+  for (const auto& gpus : half) {
     auto out = plugin.kubelet().Allocate(plugin.resource(), AllocateOf(gpus));
     if (!out.ok()) Die("Allocate failed: " + out.status.error_message());
-    used.insert(used.end(), gpus.begin(), gpus.end());
-    ++taken;
   }
   std::vector<std::string> free_left;
   for (const auto& id : all) {
     if (std::find(used.begin(), used.end(), id) == used.end()) free_left.push_back(id);
   }
-  run("half-used", free_left);
-  std::printf("  (value = p50/p99 over %d calls per row)\n", samples);
-  gfp::bench::Figures().Add(gfp::bench::Spec7Figure(
-      "gpa_grpc_p99_worst", worst_p99,
-      "A100 16 GPUs, 10 rows; worst: " + worst_row + Fmt(", %.0f calls/row", samples)));
+  MeasureState(plugin, "half-used", free_left, b);
+  std::printf("  (value = p50/p99 over the row's calls; core = PluginCore::Preferred, no gRPC)\n");
+  AddGpaFigures(b);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -776,6 +1015,22 @@ void BenchColdStart(const fs::path& work, std::uint64_t events) {
       Fmt("%.0f-event journal, snapshot at its end", static_cast<double>(n))));
 }
 
+// 1. on the disk, then on tmpfs, where a commit costs no I/O: what Allocate costs besides the
+// fsyncs.
+void BenchAllocateOnBoth(const fs::path& work, AllocateOptions allocate, bool no_tmpfs, bool keep) {
+  allocate.fm = MeasureFmCalls(GFP_BENCH_NVFM_SIM, work / "fm-private.json", /*zero_latency=*/true,
+                               std::max(allocate.samples, 100));
+  allocate.label = "disk";
+  BenchAllocate(work, allocate);
+  if (no_tmpfs || !fs::is_directory("/dev/shm")) return;
+  std::string shm = "/dev/shm/bench-plugin-XXXXXX";
+  if (::mkdtemp(shm.data()) == nullptr) return;
+  allocate.label = "tmpfs";
+  BenchAllocate(shm, allocate);
+  std::error_code ec;
+  if (!keep) fs::remove_all(shm, ec);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -790,11 +1045,13 @@ int main(int argc, char** argv) {
   bool keep = false;
   bool no_tmpfs = false;
   std::uint64_t cold_events = 1'000'000;
+  std::string only;
   AllocateOptions allocate;
   app.add_option("--dir", dir_flag, "directory on the disk to measure (default: a temp dir)");
   app.add_option("--json", json_path, "also write the figures to this file as JSON");
   app.add_option("--samples", samples, "timed Allocate calls per case")->check(CLI::PositiveNumber);
-  app.add_option("--gpa-samples", gpa_samples, "GetPreferredAllocation calls per row")
+  app.add_option("--gpa-samples", gpa_samples,
+                 "GetPreferredAllocation calls per row (under commits: at least)")
       ->check(CLI::PositiveNumber);
   app.add_option("--steady-seconds", steady_seconds, "steady-state sampling window");
   app.add_option("--log-level", log_level, "log level of the in-process plugin")
@@ -807,12 +1064,17 @@ int main(int argc, char** argv) {
   app.add_option("--release-interval", allocate.release_interval,
                  "serve's --reconcile-interval in the fresh-activation run (releases)");
   app.add_flag("--no-tmpfs", no_tmpfs, "skip the Allocate run on /dev/shm (overhead without I/O)");
+  app.add_option("--only", only, "run one part only: allocate, gpa, steady or cold")
+      ->check(CLI::IsMember({"allocate", "gpa", "steady", "cold"}));
   CLI11_PARSE(app, argc, argv);
+  auto wanted = [&](const char* part) { return only.empty() || only == part; };
+  GpaBench gpa;
   double settle = 3;
   double idle_seconds = 1;
   if (quick) {
     samples = std::min(samples, 6);
     gpa_samples = std::min(gpa_samples, 30);
+    gpa.min_allocates = 2;
     steady_seconds = std::min(steady_seconds, 3.0);
     settle = 0.2;
     idle_seconds = 0.2;
@@ -831,23 +1093,11 @@ int main(int argc, char** argv) {
               g_fm_state_dir.empty() ? "the work dir" : g_fm_state_dir.c_str());
   allocate.samples = samples;
   allocate.idle_seconds = idle_seconds;
-  allocate.fm = MeasureFmCalls(GFP_BENCH_NVFM_SIM, work / "fm-private.json", /*zero_latency=*/true,
-                               std::max(samples, 100));
-  allocate.label = "disk";
-  BenchAllocate(work, allocate);
-  // The same on tmpfs, where a commit costs no I/O: what Allocate costs besides the fsyncs.
-  if (!no_tmpfs && fs::is_directory("/dev/shm")) {
-    std::string shm = "/dev/shm/bench-plugin-XXXXXX";
-    if (::mkdtemp(shm.data()) != nullptr) {
-      allocate.label = "tmpfs";
-      BenchAllocate(shm, allocate);
-      std::error_code ec;
-      if (!keep) fs::remove_all(shm, ec);
-    }
-  }
-  BenchPreferred(work, gpa_samples);
-  BenchSteadyState(work, steady_seconds, settle);
-  BenchColdStart(work, cold_events);
+  if (wanted("allocate")) BenchAllocateOnBoth(work, allocate, no_tmpfs, keep);
+  gpa.samples = gpa_samples;
+  if (wanted("gpa")) BenchPreferred(work, gpa);
+  if (wanted("steady")) BenchSteadyState(work, steady_seconds, settle);
+  if (wanted("cold")) BenchColdStart(work, cold_events);
 
   gfp::bench::Figures().Print();
   if (!json_path.empty()) gfp::bench::Figures().WriteJson(json_path, quick);
