@@ -435,17 +435,19 @@ void MeasureState(InProcessPlugin& plugin, const std::string& state,
   if (!writer.failure().empty()) Die("an Allocate under the GPA rows failed: " + writer.failure());
 }
 
+bool SharesAGpu(const std::vector<std::string>& gpus, const std::vector<std::string>& used) {
+  return std::any_of(gpus.begin(), gpus.end(), [&](const std::string& g) {
+    return std::find(used.begin(), used.end(), g) != used.end();
+  });
+}
+
 // Half-used: two 4-GPU partitions, on different baseboards.
 std::vector<std::vector<std::string>> HalfUsedPartitions(InProcessPlugin& plugin) {
   std::vector<std::vector<std::string>> out;
   std::vector<std::string> used;
   for (const auto& [pid, gpus] : plugin.Partitions()) {
     if (gpus.size() != 4 || out.size() == 2) continue;
-    if (std::any_of(gpus.begin(), gpus.end(), [&](const std::string& g) {
-          return std::find(used.begin(), used.end(), g) != used.end();
-        })) {
-      continue;
-    }
+    if (SharesAGpu(gpus, used)) continue;
     if (out.size() == 1 && pid % 2 == 0) continue;  // spread over both halves
     used.insert(used.end(), gpus.begin(), gpus.end());
     out.push_back(gpus);
@@ -458,11 +460,7 @@ std::vector<std::vector<std::string>> HalfUsedPartitions(InProcessPlugin& plugin
 // allocations (which would change the node state the half-used rows are named after).
 std::vector<std::string> WriterPair(InProcessPlugin& plugin, const std::vector<std::string>& used) {
   for (const auto& [pid, gpus] : plugin.Partitions()) {
-    if (gpus.size() == 2 && std::none_of(gpus.begin(), gpus.end(), [&](const std::string& g) {
-          return std::find(used.begin(), used.end(), g) != used.end();
-        })) {
-      return gpus;
-    }
+    if (gpus.size() == 2 && !SharesAGpu(gpus, used)) return gpus;
   }
   Die("the A100 table has no 2-GPU partition outside the half-used GPUs");
 }
