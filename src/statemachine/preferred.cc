@@ -4,12 +4,9 @@
 #include <map>
 #include <unordered_set>
 
-namespace gfp::sm {
+#include "statemachine/preferred_checks.h"
 
-Status TooManyMustInclude(std::size_t must, std::size_t size) {
-  return InvalidArgument("number of MustIncludeDeviceIDs (" + std::to_string(must) +
-                         ") exceeds allocation size (" + std::to_string(size) + ")");
-}
+namespace gfp::sm {
 
 Result<std::vector<std::string>> PreferredAllocation(const State& state,
                                                      const PreferredRequest& request) {

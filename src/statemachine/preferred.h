@@ -30,7 +30,4 @@ Result<std::vector<std::string>> PreferredByPartition(const State& state,
 Result<std::vector<std::string>> PreferredByNuma(const State& state,
                                                  const PreferredRequest& request);
 
-// Both pickers' refusal of more must-include devices than the asked size (kubelet's wording).
-Status TooManyMustInclude(std::size_t must, std::size_t size);
-
 }  // namespace gfp::sm

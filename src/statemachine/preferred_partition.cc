@@ -5,19 +5,26 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <unordered_set>
 
-#include "common/text_escape.h"
 #include "statemachine/gpu_numbering.h"
 #include "statemachine/preferred.h"
+#include "statemachine/preferred_checks.h"
 
 namespace gfp::sm {
 namespace {
 
-// What the request offers for one numbered GPU.
+// What the request offers for one numbered GPU: devices and their state (null: unknown).
 struct GpuOffer {
   const std::string* lowest = nullptr;  // the lowest available device standing for it
-  const std::string* must = nullptr;    // the must-include device on it
+  const DeviceState* lowest_state = nullptr;
+  const std::string* must = nullptr;  // the must-include device on it
+  const DeviceState* must_state = nullptr;
+};
+
+// An available device: the GPU number it stands for, and whether it is that GPU itself.
+struct AvailableDevice {
+  std::optional<std::size_t> gpu;
+  bool whole_gpu = false;
 };
 
 // The request seen through the numbering: one VM gets one device per GPU of a partition, a whole
@@ -25,11 +32,13 @@ struct GpuOffer {
 struct Offer {
   bool vfs = false;
   std::vector<GpuOffer> gpus;                    // by number
+  std::vector<AvailableDevice> available_ids;    // parallel to request.available
   std::vector<std::optional<std::size_t>> must;  // the GPU number of each must-include device
   GpuSets available;                             // row 0: GPUs with an available device
 
-  Offer(std::size_t gpus_in_mapping, std::size_t musts)
+  Offer(std::size_t gpus_in_mapping, std::size_t availables, std::size_t musts)
       : gpus(gpus_in_mapping), available(1, gpus_in_mapping) {
+    available_ids.reserve(availables);
     must.reserve(musts);
   }
 
@@ -38,6 +47,8 @@ struct Offer {
     const GpuOffer& o = gpus[gpu];
     return o.must ? *o.must : o.lowest ? *o.lowest : numbering.bdf(gpu);
   }
+  // Its NUMA node (0 when the state does not know the device).
+  int NumaFor(const State& state, const GpuNumbering& numbering, std::size_t gpu) const;
 };
 
 const DeviceState* Find(const State& state, const std::string& id) {
@@ -55,33 +66,44 @@ Status TwoMustOnOneGpu(const State& state, const PreferredRequest& request,
   for (const std::string& id : must) {
     auto [other, fresh] = on_gpu.emplace(GpuOf(state, id), &id);
     if (fresh) continue;
-    return FailedPrecondition(
-        "no Fabric Manager partition of " + std::to_string(request.size) +
-        " GPUs can be formed: must-include VFs " + EscapeAndTruncate(*other->second, 80) + " and " +
-        EscapeAndTruncate(id, 80) + " are on the same GPU " + EscapeAndTruncate(other->first, 80) +
-        "; Fabric Manager takes one VF per GPU");
+    return MustIncludeVfsShareAGpu(request.size, *other->second, id, other->first);
   }
   return Status::Ok();
+}
+
+int Offer::NumaFor(const State& state, const GpuNumbering& numbering, std::size_t gpu) const {
+  const GpuOffer& o = gpus[gpu];
+  const DeviceState* device = o.must     ? o.must_state
+                              : o.lowest ? o.lowest_state
+                                         : Find(state, numbering.bdf(gpu));
+  return device == nullptr ? 0 : device->numa_node;
 }
 
 Result<Offer> OfferOf(const State& state, const GpuNumbering& numbering,
                       const PreferredRequest& request, const std::vector<std::string>& must) {
   GFP_RETURN_IF_ERROR(TwoMustOnOneGpu(state, request, must));
-  Offer offer(numbering.size(), must.size());
+  Offer offer(numbering.size(), request.available.size(), must.size());
   for (const std::string& id : request.available) {
     const DeviceState* device = Find(state, id);
     offer.vfs |= device != nullptr && device->kind == DeviceKind::kVgpuVf;
     const auto gpu = numbering.OfBdf(GpuOfDevice(device, id));
+    offer.available_ids.push_back({gpu, device == nullptr || device->parent_bdf.empty()});
     if (!gpu) continue;  // on no GPU of the mapping: in no partition
-    const std::string*& lowest = offer.gpus[*gpu].lowest;
-    if (lowest == nullptr || id < *lowest) lowest = &id;
+    GpuOffer& o = offer.gpus[*gpu];
+    if (o.lowest == nullptr || id < *o.lowest) {
+      o.lowest = &id;
+      o.lowest_state = device;
+    }
     offer.available.Add(0, *gpu);
   }
   for (const std::string& id : must) {
     const DeviceState* device = Find(state, id);
     offer.vfs |= device != nullptr && device->kind == DeviceKind::kVgpuVf;
     const auto gpu = numbering.OfBdf(GpuOfDevice(device, id));
-    if (gpu) offer.gpus[*gpu].must = &id;
+    if (gpu) {
+      offer.gpus[*gpu].must = &id;
+      offer.gpus[*gpu].must_state = device;
+    }
     offer.must.push_back(gpu);
   }
   return offer;
@@ -121,27 +143,19 @@ std::string WhyNotOffered(const State& state, const GpuNumbering& numbering, con
                           const Table& table, std::size_t row,
                           const std::vector<std::string>& must) {
   const PartitionState& p = *table.rows[row].partition;
-  auto named = [&](const std::string& why) {
-    return "partition " + std::to_string(p.id) + ": " + why;
-  };
-  if (!table.rows[row].mapped) return named(DevicesOfPartition(state, p).missing_reason);
+  if (!table.rows[row].mapped) {
+    return PartitionNotOffered(p, DevicesOfPartition(state, p).missing_reason);
+  }
   for (ModuleId module : p.physical_ids) {
     const std::size_t gpu = *numbering.OfModule(module);
-    if (offer.available.Has(0, gpu)) continue;
-    return named("GPU " + numbering.bdf(gpu) +
-                 (offer.vfs ? " has no available VF" : " is not available"));
+    if (!offer.available.Has(0, gpu)) {
+      return PartitionNotOffered(p, GpuNotAvailable(numbering.bdf(gpu), offer.vfs));
+    }
   }
-  if (p.degraded()) {
-    return named("degraded (" + std::to_string(p.nvlinks_available) + "/" +
-                 std::to_string(p.max_nvlinks) + " NVLinks" +
-                 (p.unsupported ? ", unsupported by Fabric Manager" : "") + ")");
-  }
+  if (p.degraded()) return PartitionNotOffered(p, Degraded(p));
   for (std::size_t i = 0; i < must.size(); ++i) {
     if (offer.must[i] && table.gpus.Has(row, *offer.must[i])) continue;
-    return named("does not contain " +
-                 (offer.vfs ? "GPU " + GpuOf(state, must[i]) + " of must-include VF "
-                            : std::string("must-include device ")) +
-                 EscapeAndTruncate(must[i], 80));
+    return PartitionNotOffered(p, LacksMustInclude(offer.vfs, GpuOf(state, must[i]), must[i]));
   }
   return "";
 }
@@ -161,9 +175,7 @@ Candidate RankCandidate(const State& state, const GpuNumbering& numbering, const
   Candidate c{row, table.rows[row].partition->id};
   std::set<int> nodes;
   for (ModuleId module : table.rows[row].partition->physical_ids) {
-    const DeviceState* device =
-        Find(state, offer.DeviceFor(numbering, *numbering.OfModule(module)));
-    nodes.insert(device == nullptr ? 0 : device->numa_node);
+    nodes.insert(offer.NumaFor(state, numbering, *numbering.OfModule(module)));
   }
   c.numa_nodes = static_cast<int>(nodes.size());
   c.lowest_numa = nodes.empty() ? 0 : *nodes.begin();
@@ -173,25 +185,6 @@ Candidate RankCandidate(const State& state, const GpuNumbering& numbering, const
     if (table.gpus.Overlap(row, table.gpus, larger)) ++c.breaks;
   }
   return c;
-}
-
-// The refusal when no partition fits, with each same-size partition's reason.
-Status NoPartitionFits(const State& state, std::size_t size, std::size_t same_size,
-                       const std::vector<std::string>& reasons) {
-  std::string why = "no Fabric Manager partition of " + std::to_string(size) +
-                    " GPUs can be formed from the available devices";
-  if (same_size == 0) {
-    std::set<std::size_t> sizes;
-    for (const auto& [pid, p] : state.partitions.value()) sizes.insert(p.physical_ids.size());
-    why += ": no partition has " + std::to_string(size) + " GPUs (sizes:";
-    for (std::size_t s : sizes) why += " " + std::to_string(s);
-    why += ")";
-  } else {
-    why += ":";
-    for (const auto& r : reasons) why += " " + r + ";";
-    why.pop_back();
-  }
-  return FailedPrecondition(why);
 }
 
 // The devices answered for the chosen partition: one VF per GPU in the partition's GPU order
@@ -210,8 +203,10 @@ std::vector<std::string> AnswerFor(const GpuNumbering& numbering, const Offer& o
     return answer;
   }
   answer.insert(answer.end(), must.begin(), must.end());
-  for (const std::string& id : request.available) {
-    const auto gpu = numbering.OfBdf(id);  // a whole GPU is its own BDF
+  for (std::size_t i = 0; i < request.available.size(); ++i) {
+    const std::string& id = request.available[i];
+    const AvailableDevice& device = offer.available_ids[i];
+    const auto gpu = device.whole_gpu ? device.gpu : numbering.OfBdf(id);  // its own BDF
     if (gpu && table.gpus.Has(row, *gpu) &&
         std::find(answer.begin(), answer.end(), id) == answer.end()) {
       answer.push_back(id);
@@ -220,34 +215,11 @@ std::vector<std::string> AnswerFor(const GpuNumbering& numbering, const Offer& o
   return answer;
 }
 
-std::vector<std::string> Dedup(const std::vector<std::string>& ids) {
-  std::vector<std::string> out;
-  std::unordered_set<std::string> seen;
-  for (const auto& id : ids) {
-    if (seen.insert(id).second) out.push_back(id);
-  }
-  return out;
-}
-
-// The checks that need no partition: the size, the must-include count, a known table.
-Status CheckPartitionRequest(const State& state, const PreferredRequest& request,
-                             const std::vector<std::string>& must) {
-  if (request.size == 0) return InvalidArgument("allocation size 0 requested");
-  if (must.size() > request.size) return TooManyMustInclude(must.size(), request.size);
-  if (state.partitions.value().empty()) {
-    return FailedPrecondition(
-        std::string("Fabric Manager is not usable: ") +
-        (state.fm_connected ? "its partition table is not known yet" : "it is not connected") +
-        "; cannot choose GPUs that form one partition");
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Result<std::vector<std::string>> PreferredByPartition(const State& state,
                                                       const PreferredRequest& request) {
-  const std::vector<std::string> must = Dedup(request.must_include);
+  const std::vector<std::string> must = UniqueMustInclude(request.must_include);
   GFP_RETURN_IF_ERROR(CheckPartitionRequest(state, request, must));
   const GpuNumbering numbering(state);
   GFP_ASSIGN_OR_RETURN(const Offer offer, OfferOf(state, numbering, request, must));

@@ -34,7 +34,8 @@ std::string VfBdf(int gpu, int vf) {
   return bdf;
 }
 
-// A node: GPUs mapped to module ids, each a passthrough device or the parent of 1-3 VFs.
+// A node: GPUs mapped to module ids, each a passthrough device or the parent of 1-3 VFs or
+// mdevs (the picker is also asked directly about mdevs, which have no partitions).
 struct Node {
   State state;
   std::vector<std::string> ids;  // every device id, plus some no state knows
@@ -47,7 +48,8 @@ Node GenNode() {
   s.fm_connected = *rc::gen::arbitrary<bool>();
   const int gpus =
       *rc::gen::weightedOneOf<int>({{3, rc::gen::inRange(1, 17)}, {1, rc::gen::inRange(60, 81)}});
-  const bool vgpu = *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
+  const DeviceKind children = *rc::gen::weightedElement<DeviceKind>(
+      {{4, DeviceKind::kPciPassthrough}, {2, DeviceKind::kVgpuVf}, {1, DeviceKind::kMdev}});
   ModuleId module = 0;
   std::vector<ModuleId> modules;  // every GPU's, mapped or not
   for (int g = 0; g < gpus; ++g) {
@@ -59,17 +61,19 @@ Node GenNode() {
       s.bdf_of_module.mutable_value()[module] = gpu;
     }
     const int numa = *rc::gen::inRange(0, 3);
-    const int vfs = vgpu ? *rc::gen::inRange(0, 4) : 0;
+    const int vfs = children == DeviceKind::kPciPassthrough ? 0 : *rc::gen::inRange(0, 4);
     DeviceState d;
     d.numa_node = numa;
     d.bdf = gpu;
     if (vfs == 0) s.devices.mutable_value()[gpu] = d;
     node.ids.push_back(gpu);
     for (int v = 0; v < vfs; ++v) {
-      d.bdf = VfBdf(g + 1, v);
-      d.kind = DeviceKind::kVgpuVf;
+      d.bdf = children == DeviceKind::kMdev ? "mdev-" + std::to_string(g) + "-" + std::to_string(v)
+                                            : VfBdf(g + 1, v);
+      d.kind = children;
       d.parent_bdf = gpu;
-      d.numa_node = *rc::gen::weightedElement<int>({{4, numa}, {1, numa + 1}});
+      d.numa_node =
+          *rc::gen::weightedOneOf<int>({{1, rc::gen::just(numa)}, {1, rc::gen::inRange(0, 3)}});
       s.devices.mutable_value()[d.bdf] = d;
       node.ids.push_back(d.bdf);
     }
@@ -78,12 +82,22 @@ Node GenNode() {
   node.ids.push_back("a-uuid-no-state-knows");
   const int partitions =
       *rc::gen::weightedOneOf<int>({{1, rc::gen::just(0)}, {10, rc::gen::inRange(1, 40)}});
+  // Sometimes a table where every partition has the same few GPUs out of many, so that several
+  // candidates share a GPU and the ranking (breaks, then NUMA) decides between them.
+  const std::size_t overlapping = *rc::gen::weightedOneOf<std::size_t>(
+      {{3, rc::gen::just<std::size_t>(0)},
+       {1, rc::gen::inRange<std::size_t>(1, std::min<std::size_t>(modules.size(), 4) + 1)}});
   for (int p = 0; p < partitions; ++p) {
     PartitionState partition;
     partition.id = static_cast<PartitionId>(p * *rc::gen::inRange(1, 3));
     // Mostly aligned blocks of GPUs like the real tables, sometimes any set of module ids.
     const std::size_t size = std::size_t{1} << *rc::gen::inRange(0, 5);
-    if (size <= modules.size() && *rc::gen::weightedElement<bool>({{4, true}, {1, false}})) {
+    if (overlapping > 0) {
+      for (std::size_t i : *rc::gen::unique<std::vector<std::size_t>>(
+               overlapping, rc::gen::inRange<std::size_t>(0, modules.size()))) {
+        partition.physical_ids.push_back(modules[i]);
+      }
+    } else if (size <= modules.size() && *rc::gen::weightedElement<bool>({{4, true}, {1, false}})) {
       const std::size_t blocks = modules.size() / size;  // the last one often: the high GPUs
       const std::size_t start = size * *rc::gen::weightedOneOf<std::size_t>(
                                            {{2, rc::gen::inRange<std::size_t>(0, blocks)},
@@ -116,6 +130,8 @@ PreferredRequest GenRequest(const Node& node) {
   if (!request.available.empty()) {
     request.must_include = *rc::gen::weightedOneOf<std::vector<std::string>>(
         {{4, rc::gen::just(std::vector<std::string>{})},
+         {2,
+          rc::gen::container<std::vector<std::string>>(1, rc::gen::elementOf(request.available))},
          {2, rc::gen::resize(3, rc::gen::container<std::vector<std::string>>(
                                     rc::gen::elementOf(request.available)))},
          {1, rc::gen::resize(3, rc::gen::container<std::vector<std::string>>(pick))}});

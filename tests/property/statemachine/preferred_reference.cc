@@ -8,21 +8,11 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <unordered_set>
 
-#include "common/text_escape.h"
+#include "statemachine/preferred_checks.h"
 
 namespace gfp::sm {
 namespace {
-
-std::vector<std::string> Dedup(const std::vector<std::string>& ids) {
-  std::vector<std::string> out;
-  std::unordered_set<std::string> seen;
-  for (const auto& id : ids) {
-    if (seen.insert(id).second) out.push_back(id);
-  }
-  return out;
-}
 
 struct Candidate {
   PartitionId id = 0;
@@ -33,20 +23,6 @@ struct Candidate {
 
   auto rank() const { return std::tie(breaks, numa_nodes, lowest_numa, id); }
 };
-
-// The checks that need no partition: the size, the must-include count, a known table.
-Status CheckPartitionRequest(const State& state, const PreferredRequest& request,
-                             const std::vector<std::string>& must) {
-  if (request.size == 0) return InvalidArgument("allocation size 0 requested");
-  if (must.size() > request.size) return TooManyMustInclude(must.size(), request.size);
-  if (state.partitions.empty()) {
-    return FailedPrecondition(
-        std::string("Fabric Manager is not usable: ") +
-        (state.fm_connected ? "its partition table is not known yet" : "it is not connected") +
-        "; cannot choose GPUs that form one partition");
-  }
-  return Status::Ok();
-}
 
 // Each GPU and the devices that stand for it: a whole GPU itself, or its available VFs (lowest
 // BDF first). A VM gets one VF per GPU, the must-include one where there is one.
@@ -72,11 +48,7 @@ Result<GpuDevices> DevicesByGpu(const State& state, const PreferredRequest& requ
   for (const auto& id : must) {
     auto [other, fresh] = out.must_on.emplace(GpuOf(state, id), id);
     if (!fresh) {
-      return FailedPrecondition(
-          "no Fabric Manager partition of " + std::to_string(request.size) +
-          " GPUs can be formed: must-include VFs " + EscapeAndTruncate(other->second, 80) +
-          " and " + EscapeAndTruncate(id, 80) + " are on the same GPU " +
-          EscapeAndTruncate(other->first, 80) + "; Fabric Manager takes one VF per GPU");
+      return MustIncludeVfsShareAGpu(request.size, other->second, id, other->first);
     }
   }
   return out;
@@ -101,7 +73,7 @@ std::vector<Resolved> ResolvePartitions(const State& state, const GpuDevices& de
       r.gpus = std::move(gpus.bdfs);
       for (const Bdf& gpu : r.gpus) {
         if (!devices.available.count(gpu)) {
-          r.unusable = "GPU " + gpu + (devices.vfs ? " has no available VF" : " is not available");
+          r.unusable = GpuNotAvailable(gpu, devices.vfs);
           break;
         }
       }
@@ -115,23 +87,14 @@ std::vector<Resolved> ResolvePartitions(const State& state, const GpuDevices& de
 // for a refusal: an offerable partition costs no string.
 std::string WhyNotOffered(const State& state, const Resolved& r, const GpuDevices& devices,
                           const std::vector<std::string>& must) {
-  auto named = [&](const std::string& why) {
-    return "partition " + std::to_string(r.partition->id) + ": " + why;
-  };
-  if (!r.unusable.empty()) return named(r.unusable);
-  if (r.partition->degraded()) {
-    return named("degraded (" + std::to_string(r.partition->nvlinks_available) + "/" +
-                 std::to_string(r.partition->max_nvlinks) + " NVLinks" +
-                 (r.partition->unsupported ? ", unsupported by Fabric Manager" : "") + ")");
-  }
+  const PartitionState& p = *r.partition;
+  if (!r.unusable.empty()) return PartitionNotOffered(p, r.unusable);
+  if (p.degraded()) return PartitionNotOffered(p, Degraded(p));
   auto missing = std::find_if(must.begin(), must.end(), [&](const std::string& m) {
     return std::find(r.gpus.begin(), r.gpus.end(), GpuOf(state, m)) == r.gpus.end();
   });
   if (missing != must.end()) {
-    return named("does not contain " +
-                 (devices.vfs ? "GPU " + GpuOf(state, *missing) + " of must-include VF "
-                              : std::string("must-include device ")) +
-                 EscapeAndTruncate(*missing, 80));
+    return PartitionNotOffered(p, LacksMustInclude(devices.vfs, GpuOf(state, *missing), *missing));
   }
   return "";
 }
@@ -159,25 +122,6 @@ Candidate RankCandidate(const State& state, const Resolved& r, const GpuDevices&
   return c;
 }
 
-// The refusal when no partition fits, with each same-size partition's reason.
-Status NoPartitionFits(const State& state, std::size_t size, std::size_t same_size,
-                       const std::vector<std::string>& reasons) {
-  std::string why = "no Fabric Manager partition of " + std::to_string(size) +
-                    " GPUs can be formed from the available devices";
-  if (same_size == 0) {
-    std::set<std::size_t> sizes;
-    for (const auto& [pid, p] : state.partitions) sizes.insert(p.physical_ids.size());
-    why += ": no partition has " + std::to_string(size) + " GPUs (sizes:";
-    for (std::size_t s : sizes) why += " " + std::to_string(s);
-    why += ")";
-  } else {
-    why += ":";
-    for (const auto& r : reasons) why += " " + r + ";";
-    why.pop_back();
-  }
-  return FailedPrecondition(why);
-}
-
 // The devices answered for the chosen partition: one VF per GPU in the partition's GPU order
 // (the order FM is given them in), or the must-include GPUs then the others in kubelet's order.
 std::vector<std::string> AnswerFor(const Candidate& best, const GpuDevices& devices,
@@ -202,7 +146,7 @@ std::vector<std::string> AnswerFor(const Candidate& best, const GpuDevices& devi
 
 Result<std::vector<std::string>> ReferencePreferredByPartition(const State& state,
                                                                const PreferredRequest& request) {
-  const std::vector<std::string> must = Dedup(request.must_include);
+  const std::vector<std::string> must = UniqueMustInclude(request.must_include);
   GFP_RETURN_IF_ERROR(CheckPartitionRequest(state, request, must));
   GFP_ASSIGN_OR_RETURN(const GpuDevices devices, DevicesByGpu(state, request, must));
   const std::vector<Resolved> resolved = ResolvePartitions(state, devices);

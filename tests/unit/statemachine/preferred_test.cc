@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "common/sm_fixtures.h"
 
 namespace gfp::sm {
@@ -154,6 +156,42 @@ TEST(PreferredByPartition, MustIncludeIdsAreEscapedInTheAnswer) {
   auto answer = PreferredByPartition(d.state, {node.bdfs_by_module, {"x\nFORGED"}, 2});
   ASSERT_FALSE(answer.ok());
   EXPECT_EQ(answer.status().message().find('\n'), std::string::npos);
+}
+
+// The NUMA node counted for a GPU is that of the device answered for it: the must-include VF's,
+// not the GPU's lowest available VF's.
+TEST(PreferredByPartition, RanksByTheNumaNodeOfTheMustIncludeVf) {
+  State s;
+  s.fm_enabled = true;
+  const std::tuple<const char*, const char*, int> devices[] = {{"0000:01:00.1", "0000:01:00.0", 0},
+                                                               {"0000:01:00.2", "0000:01:00.0", 1},
+                                                               {"0000:02:00.1", "0000:02:00.0", 0},
+                                                               {"0000:03:00.1", "0000:03:00.0", 1}};
+  for (const auto& [vf, gpu, numa] : devices) {
+    DeviceState d;
+    d.bdf = vf;
+    d.kind = DeviceKind::kVgpuVf;
+    d.parent_bdf = gpu;
+    d.numa_node = numa;
+    s.devices.mutable_value()[vf] = d;
+  }
+  for (ModuleId module : {1u, 2u, 3u}) {
+    const std::string gpu = "0000:0" + std::to_string(module) + ":00.0";
+    s.module_of_bdf.mutable_value()[gpu] = module;
+    s.bdf_of_module.mutable_value()[module] = gpu;
+  }
+  // Two 2-GPU partitions share GPU 1: with GPU 2 (NUMA 0) and with GPU 3 (NUMA 1).
+  s.partitions.mutable_value()[1] = PartitionState{1, {1, 2}, 12, 12, false};
+  s.partitions.mutable_value()[2] = PartitionState{2, {1, 3}, 12, 12, false};
+  const std::vector<std::string> available{"0000:01:00.1", "0000:01:00.2", "0000:02:00.1",
+                                           "0000:03:00.1"};
+  auto answer = PreferredByPartition(s, {available, {"0000:01:00.2"}, 2});  // on NUMA 1
+  ASSERT_TRUE(answer.ok()) << answer.status().message();
+  EXPECT_THAT(*answer, ElementsAre("0000:01:00.2", "0000:03:00.1"));
+  // Without the must-include VF GPU 1 answers its lowest VF (NUMA 0): partition 1.
+  answer = PreferredByPartition(s, {available, {}, 2});
+  ASSERT_TRUE(answer.ok()) << answer.status().message();
+  EXPECT_THAT(*answer, ElementsAre("0000:01:00.1", "0000:02:00.1"));
 }
 
 }  // namespace
