@@ -2,6 +2,7 @@
 // and the wall time of the real binary's `journal history --partition N --since T` and
 // `journal state --at SEQ` (each <= 1 s on a 10,000,000-event journal), T and SEQ early, in
 // the middle and late. Output of the commands goes to /dev/null.
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "bench/bench_report.h"
 #include "bench/common/grow_journal.h"
 #include "common/sm_fixtures.h"
+#include "engine/engine.h"
 #include "process/child_process.h"
 #include "statemachine/event_codec.h"
 #include "statemachine/event_subjects.h"
@@ -128,6 +130,23 @@ void BenchAppend(const fs::path& journal, const fs::path& work) {
           Fmt("; %.2fx the untagged time", without / with));
 }
 
+// Makes `journal` what migration 2 leaves of a schema-1 journal: no index rows, and
+// subjects_from_seq after the last event (the time index stays: migration 2 builds it).
+void StripIndex(const fs::path& journal) {
+  sqlite3* db = nullptr;
+  const char* sql =
+      "BEGIN IMMEDIATE; DELETE FROM event_subjects; DELETE FROM subjects; "
+      "UPDATE journal_meta SET value = (SELECT max(seq) + 1 FROM events) "
+      "WHERE key = 'subjects_from_seq'; COMMIT; PRAGMA wal_checkpoint(TRUNCATE);";
+  char* error = nullptr;
+  const bool ok = sqlite3_open(journal.c_str(), &db) == SQLITE_OK &&
+                  sqlite3_exec(db, sql, nullptr, nullptr, &error) == SQLITE_OK;
+  const std::string why = error ? error : (db ? sqlite3_errmsg(db) : "out of memory");
+  sqlite3_free(error);
+  sqlite3_close(db);
+  if (!ok) Die("stripping the index of " + journal.string() + ": " + why);
+}
+
 struct Options {
   std::uint64_t events = 10'000'000;
   std::string dir;
@@ -136,9 +155,34 @@ struct Options {
   std::uint32_t partition = 3;
   bool keep = false;
   bool migrate = false;
+  bool schema1 = false;  // strip the grown journal's index, then time indexing it
   bool quick = false;
   std::string json;  // where to write the SPEC §7 figures
 };
+
+// A schema-1 journal after the upgrade: filtered history before and after serve's first start
+// indexes its events, and how long that indexing takes (once per journal).
+void IndexAsAfterUpgrade(const Options& o, const fs::path& journal, std::uint64_t last_seq) {
+  StripIndex(journal);
+  const std::string since = TimeAt(journal, std::max<std::uint64_t>(1, last_seq / 20));
+  const double scan_ms =
+      TimeCommand(o.binary, {"journal", "history", "--journal", journal.string(), "--partition",
+                             std::to_string(o.partition), "--since", since});
+  Row("schema-1 journal, not indexed: history --since T, T early", Fmt("%.0f ms", scan_ms),
+      "decodes every event since T");
+  auto writer = gfp::store::Journal::Open(journal, gfp::store::OpenMode::kReadWrite);
+  if (!writer.ok()) Die(writer.status().message());
+  const auto started = std::chrono::steady_clock::now();
+  auto indexed = gfp::engine::IndexSchema1Events(**writer);
+  if (!indexed.ok()) Die(indexed.status().message());
+  const double s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  Row("schema-1 journal: indexing at serve's first start", Fmt("%.1f s", s),
+      Fmt("once; %.0f events/s", static_cast<double>(*indexed) / s));
+  Figures().Add(Spec7Figure("schema1_index_seconds", s,
+                            Fmt("%.0f events indexed once, at the first start after the upgrade",
+                                static_cast<double>(*indexed))));
+}
 
 // Times both audit queries at an early, a middle and a late point; the SPEC §7 figure of each is
 // its slowest point.
@@ -193,6 +237,9 @@ int main(int argc, char** argv) {
   app.add_option("--partition", o.partition, "the partition to ask history about");
   app.add_flag("--keep", o.keep, "keep the grown journal");
   app.add_flag("--migrate", o.migrate, "with --journal: open it read-write first (migrates it)");
+  app.add_flag("--schema-1", o.schema1,
+               "make the grown journal one migrated from schema 1 (no index rows before its "
+               "end), then time serve's indexing of it; the queries then run on the result");
   app.add_flag("--quick", o.quick, "tiny run (smoke test): a 20,000-event journal");
   app.add_option("--json", o.json, "also write the SPEC §7 figures to this file as JSON");
   CLI11_PARSE(app, argc, argv);
@@ -245,6 +292,7 @@ int main(int argc, char** argv) {
   }
   Row("journal events", Fmt("%.0f", static_cast<double>(grown.last_seq)), "");
   if (!work.empty()) BenchAppend(journal, work);
+  if (o.schema1 && !work.empty()) IndexAsAfterUpgrade(o, journal, grown.last_seq);
   TimeQueries(o, journal, grown.last_seq);
   Figures().Print();
   if (!o.json.empty()) Figures().WriteJson(o.json, o.quick);

@@ -45,7 +45,16 @@ struct RecoveryReport {
   std::vector<std::string> skipped_snapshots;
   std::string journal_note;  // what opening the journal did worth logging (e.g. created it)
   double milliseconds = 0;
+  // Events a schema-1 binary wrote, given their index rows at this open (once, after an upgrade).
+  std::uint64_t events_indexed = 0;
+  double index_milliseconds = 0;
+  std::string index_error;  // why indexing stopped early ("" = it did not); the next open resumes
 };
+
+// Gives the events a schema-1 binary wrote (before journal->SubjectsFrom()) their index rows, with
+// the tags sm::EventSubjects names (see store::Journal::IndexUntaggedEvents). Engine::Open does
+// it once after an upgrade. Returns how many events it indexed.
+Result<std::uint64_t> IndexSchema1Events(store::Journal& journal);
 
 // Rebuilds the state from `journal` up to `to_seq` (0 = all). With `use_snapshots`, starts from
 // the newest valid snapshot at or below to_seq. With `check_invariants`, checks them after every

@@ -32,6 +32,14 @@ Result<std::unique_ptr<engine::Engine>> OpenJournal(const ServeConfig& config,
                config.journal.string(), recovery.milliseconds, recovery.snapshot_seq,
                recovery.events_replayed);
   for (const auto& skipped : recovery.skipped_snapshots) spdlog::warn("{}", skipped);
+  if (recovery.events_indexed > 0) {
+    spdlog::info("journal {}: indexed {} events written before schema 2 in {:.1f} ms",
+                 config.journal.string(), recovery.events_indexed, recovery.index_milliseconds);
+  }
+  if (!recovery.index_error.empty()) {
+    spdlog::warn("{} (journal history scans the events not indexed; the next start tries again)",
+                 recovery.index_error);
+  }
   return engine;
 }
 

@@ -86,6 +86,17 @@ class Journal {
   // The first seq whose subjects the journal records (1 for a journal created with them).
   Result<std::uint64_t> SubjectsFrom() const;
 
+  // An event's subject tags, from its type and payload (the store cannot read them).
+  using TagsOf = std::function<Result<std::vector<std::string>>(
+      std::string_view type, std::int64_t time_unix_micros, std::string_view payload)>;
+  // Writer: gives the events before SubjectsFrom() (written by a schema-1 binary) their index
+  // rows, newest first, `batch` (>= 1) events per transaction, moving SubjectsFrom() down with
+  // each commit. A crash or an error (from tags_of too) leaves an index that is right from
+  // SubjectsFrom() on; the next call carries on from there. Returns how many events it indexed.
+  Result<std::uint64_t> IndexUntaggedEvents(const TagsOf& tags_of,
+                                            std::uint64_t batch = kIndexBatchEvents);
+  static constexpr std::uint64_t kIndexBatchEvents = 100'000;
+
   // Calls fn for every stored (tag, seq, time_us) index row, grouped by tag, each tag's rows in
   // seq order (for `verify` to check the index against the events).
   Status ForEachSubjectRow(const std::function<Status(std::string_view tag, std::uint64_t seq,

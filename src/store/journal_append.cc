@@ -43,18 +43,7 @@ Result<std::uint64_t> Journal::Append(std::span<const NewEvent> events) {
   }
   GFP_RETURN_IF_ERROR(CheckBatch(j, events));
   GFP_RETURN_IF_ERROR(CheckStillAtPath());
-  // Tags first seen in this append: forgotten again unless it commits.
-  std::vector<std::string> added;
-  struct ForgetUnlessCommitted {
-    Impl& j;
-    std::vector<std::string>& added;
-    bool committed = false;
-    ~ForgetUnlessCommitted() {
-      if (!committed) {
-        for (const auto& tag : added) j.subject_ids.erase(tag);
-      }
-    }
-  } forget{j, added};
+  ForgetNewTagsUnlessCommitted new_tags(j);  // tags first seen in this append
   try {
     sqlite3* db = j.handle();
     GFP_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db, Transaction::Kind::kWrite,
@@ -77,11 +66,12 @@ Result<std::uint64_t> Journal::Append(std::span<const NewEvent> events) {
       if (rc != SQLITE_DONE) {
         return SqliteStatus(rc, db, "appending event seq " + std::to_string(seq), j.path);
       }
-      GFP_RETURN_IF_ERROR(j.InsertSubjects(ev, seq, &added));
+      GFP_RETURN_IF_ERROR(
+          j.InsertSubjects(ev.subjects, seq, ev.time_unix_micros, new_tags.added()));
       prev = hash;
     }
     GFP_RETURN_IF_ERROR(txn.Commit());
-    forget.committed = true;
+    new_tags.Committed();
     j.NoteWrite();
     const std::uint64_t first = j.last_seq.load() + 1;
     j.last_hash = prev;

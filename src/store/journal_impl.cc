@@ -138,21 +138,33 @@ Result<std::int64_t> Journal::Impl::SubjectId(const std::string& tag,
   return id;
 }
 
-Status Journal::Impl::InsertSubjects(const NewEvent& event, std::uint64_t seq,
-                                     std::vector<std::string>* added) {
+Status Journal::Impl::InsertSubjects(std::span<const std::string> tags, std::uint64_t seq,
+                                     std::int64_t time_us, std::vector<std::string>* added) {
   sqlite3_stmt* stmt = insert_event_subject.get();
-  for (const std::string& tag : event.subjects) {
+  for (const std::string& tag : tags) {
     GFP_ASSIGN_OR_RETURN(std::int64_t id, SubjectId(tag, added));
     StatementReset reset(stmt);
     sqlite3_bind_int64(stmt, 1, id);
     sqlite3_bind_int64(stmt, 2, ToSqlSeq(seq));
-    sqlite3_bind_int64(stmt, 3, event.time_unix_micros);
+    sqlite3_bind_int64(stmt, 3, time_us);
     const int rc = sqlite3_step(stmt);
     if (rc != SQLITE_DONE) {
       return SqliteStatus(rc, handle(), "indexing event seq " + std::to_string(seq), path);
     }
   }
   return Status::Ok();
+}
+
+Result<std::uint64_t> Journal::Impl::SubjectsFromSeq() {
+  if (schema_version < kFirstIndexedSchema) {
+    GFP_ASSIGN_OR_RETURN(std::int64_t last,
+                         QueryInt64("SELECT max(seq) FROM events", "reading events"));
+    return static_cast<std::uint64_t>(last < 0 ? 0 : last) + 1;
+  }
+  GFP_ASSIGN_OR_RETURN(std::int64_t from,
+                       QueryInt64("SELECT value FROM journal_meta WHERE key = 'subjects_from_seq'",
+                                  "reading journal_meta"));
+  return from <= 0 ? 1 : static_cast<std::uint64_t>(from);
 }
 
 Result<bool> Journal::Impl::EventAt(std::int64_t seq, EventRow* row) {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -99,8 +100,11 @@ struct Journal::Impl {
   // The subjects.id of `tag`, adding the row when it is new (writer, inside the append's
   // transaction); new tags are also listed in *added so a failed append can forget them.
   Result<std::int64_t> SubjectId(const std::string& tag, std::vector<std::string>* added);
-  // Writes the index rows of one appended event.
-  Status InsertSubjects(const NewEvent& event, std::uint64_t seq, std::vector<std::string>* added);
+  // Writes the index rows of event `seq`.
+  Status InsertSubjects(std::span<const std::string> tags, std::uint64_t seq, std::int64_t time_us,
+                        std::vector<std::string>* added);
+  // journal_meta.subjects_from_seq (for a schema-1 journal read as it is: after its last event).
+  Result<std::uint64_t> SubjectsFromSeq();
   // Reads event `seq` into *row (false when there is no such event).
   Result<bool> EventAt(std::int64_t seq, EventRow* row);
   // The stored hash of event `seq`, or nullopt if there is no such event.
@@ -108,6 +112,27 @@ struct Journal::Impl {
   // Why a snapshot row does not check out, or an empty string when it does.
   Result<std::string> SnapshotProblem(std::int64_t seq, std::int64_t created_time_us,
                                       std::string_view payload, std::string_view stored_hash);
+};
+
+// Forgets the tags a write transaction added to Impl::subject_ids unless it committed (their
+// subjects rows rolled back with it).
+class ForgetNewTagsUnlessCommitted {
+ public:
+  explicit ForgetNewTagsUnlessCommitted(Journal::Impl& j) : j_(j) {}
+  ~ForgetNewTagsUnlessCommitted() {
+    if (committed_) return;
+    for (const auto& tag : added_) j_.subject_ids.erase(tag);
+  }
+  ForgetNewTagsUnlessCommitted(const ForgetNewTagsUnlessCommitted&) = delete;
+  ForgetNewTagsUnlessCommitted& operator=(const ForgetNewTagsUnlessCommitted&) = delete;
+
+  std::vector<std::string>* added() { return &added_; }
+  void Committed() { committed_ = true; }
+
+ private:
+  Journal::Impl& j_;
+  std::vector<std::string> added_;
+  bool committed_ = false;
 };
 
 // Serialises calls on one Journal, and turns a call made from inside one of its own callbacks
@@ -125,6 +150,9 @@ class CallGuard {
   Journal::Impl& impl_;
   bool reentrant_ = false;
 };
+
+// Schema 1 (read as it is by a reader) has no index: every event is before it.
+inline constexpr int kFirstIndexedSchema = 2;
 
 // SQLite integers are signed; seq arguments beyond int64 mean "no bound".
 inline std::int64_t ToSqlSeq(std::uint64_t seq) {

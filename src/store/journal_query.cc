@@ -139,22 +139,6 @@ Result<std::optional<std::int64_t>> SubjectIdOf(Journal::Impl& j, const std::str
   return std::optional<std::int64_t>(sqlite3_column_int64(stmt.get(), 0));
 }
 
-// Schema 1 (read as it is by a reader) has no index: every event is before it.
-constexpr int kFirstIndexedSchema = 2;
-
-Result<std::uint64_t> ReadSubjectsFrom(Journal::Impl& j) {
-  if (j.schema_version < kFirstIndexedSchema) {
-    GFP_ASSIGN_OR_RETURN(std::int64_t last,
-                         j.QueryInt64("SELECT max(seq) FROM events", "reading events"));
-    return static_cast<std::uint64_t>(last < 0 ? 0 : last) + 1;
-  }
-  GFP_ASSIGN_OR_RETURN(
-      std::int64_t from,
-      j.QueryInt64("SELECT value FROM journal_meta WHERE key = 'subjects_from_seq'",
-                   "reading journal_meta"));
-  return from <= 0 ? 1 : static_cast<std::uint64_t>(from);
-}
-
 // The indexed part (seq >= from): through the subject's rows, or the time index, or a scan.
 Status MatchIndexed(Journal::Impl& j, std::uint64_t from, const EventFilter& filter,
                     const std::function<Status(const StoredEvent&)>& fn) {
@@ -191,7 +175,7 @@ Result<std::uint64_t> Journal::SubjectsFrom() const {
   CallGuard guard(*impl_);
   GFP_RETURN_IF_ERROR(guard.status());
   try {
-    return ReadSubjectsFrom(*impl_);
+    return impl_->SubjectsFromSeq();
   } catch (const std::exception& e) {
     return StatusFromException(e, "reading journal_meta", impl_->path);
   }
@@ -207,7 +191,7 @@ Status Journal::ForEachMatching(const EventFilter& filter,
     // One read transaction: the index and the events are seen as of one moment.
     GFP_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(j.handle(), Transaction::Kind::kRead,
                                                              "reading events", j.path));
-    GFP_ASSIGN_OR_RETURN(std::uint64_t from, ReadSubjectsFrom(j));
+    GFP_ASSIGN_OR_RETURN(std::uint64_t from, j.SubjectsFromSeq());
     if (from > 1) GFP_RETURN_IF_ERROR(ScanChecked(j, 1, from - 1, filter.since_time_us, fn));
     if (j.schema_version < kFirstIndexedSchema) return Status::Ok();
     return MatchIndexed(j, from, filter, fn);

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "common/temp_dir.h"
 #include "engine/engine.h"
 #include "statemachine/apply.h"
 #include "statemachine/event_codec.h"
+#include "statemachine/event_subjects.h"
 #include "statemachine/invariants.h"
 
 namespace gfp::engine {
@@ -87,6 +89,44 @@ TEST_F(GoldenJournalTest, OpensForWritingMigratesAndRecoversTheEndOfTheDay) {
   ASSERT_TRUE(d.ok()) << d.status().message();
   EXPECT_EQ((*engine)->journal().LastSeq(), 44u);
   EXPECT_TRUE((*engine)->journal().Verify({}).ok);
+}
+
+// Opening for writing gives the 43 schema-1 events their index rows: each row is a tag the
+// event names (sm::EventSubjects of the decoded event, read here with a plain scan), and each
+// such tag has its row.
+TEST_F(GoldenJournalTest, OpeningForWritingIndexesTheSchema1Events) {
+  std::set<std::pair<std::string, std::uint64_t>> named;
+  {
+    auto reader = store::Journal::Open(copy, store::OpenMode::kReadOnly);
+    ASSERT_TRUE(reader.ok());
+    ASSERT_TRUE((*reader)
+                    ->ForEach(1, 0,
+                              [&](const store::StoredEvent& e) -> Status {
+                                GFP_ASSIGN_OR_RETURN(
+                                    events::Event event,
+                                    sm::DecodeEvent(e.type, e.time_unix_micros, e.payload));
+                                for (const auto& tag : sm::EventSubjects(event)) {
+                                  named.emplace(tag, e.seq);
+                                }
+                                return Status::Ok();
+                              })
+                    .ok());
+  }
+  ASSERT_GT(named.size(), 43u);  // most events name a partition or a device, some several
+  auto engine = Engine::Open(copy);
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  EXPECT_EQ((*engine)->recovery().events_indexed, 43u);
+  EXPECT_EQ((*engine)->recovery().index_error, "");
+  EXPECT_EQ(*(*engine)->journal().SubjectsFrom(), 1u);
+  std::set<std::pair<std::string, std::uint64_t>> rows;
+  ASSERT_TRUE((*engine)
+                  ->journal()
+                  .ForEachSubjectRow([&](std::string_view tag, std::uint64_t seq, std::int64_t) {
+                    rows.emplace(std::string(tag), seq);
+                    return Status::Ok();
+                  })
+                  .ok());
+  EXPECT_EQ(rows, named);
 }
 
 }  // namespace

@@ -162,5 +162,89 @@ TEST(JournalIndexTest, MigratedSchema1JournalAnswersFromAScanForItsOldEvents) {
   EXPECT_TRUE(writer->Verify({}).ok);
 }
 
+// The tags the tests below give the fixture's events (MakeEvent(i) has payload "payload-<i>...").
+// Event 8 alone names "new:8", so a failed batch holding it must not leave that tag known.
+std::uint64_t IndexOf(std::string_view payload) {
+  return std::stoull(std::string(payload.substr(std::string_view("payload-").size())));
+}
+std::vector<std::string> FixtureTags(std::uint64_t i) {
+  std::vector<std::string> tags;
+  if (i % 3 == 0) tags.push_back("p:9");
+  if (i % 4 == 0) tags.push_back("d:0000:1b:00.0");
+  if (i == 8) tags.push_back("new:8");
+  return tags;
+}
+Journal::TagsOf FixtureTagsOf(std::uint64_t fail_at = 0) {
+  return [fail_at](std::string_view, std::int64_t,
+                   std::string_view payload) -> Result<std::vector<std::string>> {
+    const std::uint64_t i = IndexOf(payload);
+    if (i == fail_at) return DataLoss("event " + std::to_string(i) + " cannot be decoded");
+    return FixtureTags(i);
+  };
+}
+
+// Every tag of the fixture's 20 events, found through the index and through nothing else.
+void ExpectEveryTagIndexed(const Journal& journal) {
+  for (const char* tag : {"p:9", "d:0000:1b:00.0", "new:8"}) {
+    std::vector<std::uint64_t> expected;
+    for (std::uint64_t i = 1; i <= 20; ++i) {
+      const auto tags = FixtureTags(i);
+      if (std::find(tags.begin(), tags.end(), tag) != tags.end()) expected.push_back(i);
+    }
+    std::vector<std::uint64_t> indexed;
+    Status s = journal.ForEachSubjectRow([&](std::string_view t, std::uint64_t seq, std::int64_t) {
+      if (t == tag) indexed.push_back(seq);
+      return Status::Ok();
+    });
+    ASSERT_TRUE(s.ok()) << Describe(s);
+    EXPECT_EQ(indexed, expected) << tag;
+    EventFilter f;
+    f.subject = tag;
+    EXPECT_EQ(Matching(journal, f), expected) << tag;
+  }
+}
+
+// After an upgrade the writer gives a schema-1 journal's events their index rows, newest batch
+// first; history then answers from the index alone (SubjectsFrom 1).
+TEST(JournalIndexTest, IndexUntaggedEventsGivesSchema1EventsTheirRows) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  std::filesystem::copy_file(std::filesystem::path(GFP_STORE_FIXTURE_DIR) / "journal-v1.db", path);
+  auto writer = OpenOrDie(path, OpenMode::kReadWrite);
+  auto indexed = writer->IndexUntaggedEvents(FixtureTagsOf(), /*batch=*/7);
+  ASSERT_TRUE(indexed.ok()) << Describe(indexed.status());
+  EXPECT_EQ(*indexed, 20U);
+  EXPECT_EQ(*writer->SubjectsFrom(), 1U);
+  ExpectEveryTagIndexed(*writer);
+  EXPECT_EQ(*writer->IndexUntaggedEvents(FixtureTagsOf()), 0U);  // nothing left
+  EXPECT_TRUE(writer->Verify({}).ok);
+  auto reader = OpenOrDie(path, OpenMode::kReadOnly);
+  EXPECT_EQ(reader->IndexUntaggedEvents(FixtureTagsOf()).status().code(),
+            ErrorCode::kFailedPrecondition);
+}
+
+// An event whose tags cannot be read stops indexing with its batch rolled back (a tag first
+// seen in that batch forgotten with it); the batches before stay, and the next call resumes.
+TEST(JournalIndexTest, IndexingStopsAtAnUnreadableEventAndTheNextCallResumes) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  std::filesystem::copy_file(std::filesystem::path(GFP_STORE_FIXTURE_DIR) / "journal-v1.db", path);
+  auto writer = OpenOrDie(path, OpenMode::kReadWrite);
+  // Batches 14..20, then 7..13: event 8 names "new:8", event 10 fails.
+  auto failed = writer->IndexUntaggedEvents(FixtureTagsOf(/*fail_at=*/10), /*batch=*/7);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("indexing event seq 10"), std::string::npos)
+      << failed.status().message();
+  EXPECT_EQ(*writer->SubjectsFrom(), 14U);
+  EventFilter p9;
+  p9.subject = "p:9";
+  EXPECT_EQ(Matching(*writer, p9),
+            (std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 18}));
+  auto resumed = writer->IndexUntaggedEvents(FixtureTagsOf(), /*batch=*/7);
+  ASSERT_TRUE(resumed.ok()) << Describe(resumed.status());
+  EXPECT_EQ(*resumed, 13U);
+  ExpectEveryTagIndexed(*writer);
+}
+
 }  // namespace
 }  // namespace gfp::store
