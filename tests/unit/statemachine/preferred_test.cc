@@ -158,9 +158,9 @@ TEST(PreferredByPartition, MustIncludeIdsAreEscapedInTheAnswer) {
   EXPECT_EQ(answer.status().message().find('\n'), std::string::npos);
 }
 
-// The NUMA node counted for a GPU is that of the device answered for it: the must-include VF's,
-// not the GPU's lowest available VF's.
-TEST(PreferredByPartition, RanksByTheNumaNodeOfTheMustIncludeVf) {
+// Three GPUs (modules 1-3) with VFs, and two 2-GPU partitions sharing GPU 1: partition 1 with
+// GPU 2 (NUMA 0), partition 2 with GPU 3 (NUMA 1). GPU 1 has a VF on each NUMA node.
+State ThreeGpusWithVfs() {
   State s;
   s.fm_enabled = true;
   const std::tuple<const char*, const char*, int> devices[] = {{"0000:01:00.1", "0000:01:00.0", 0},
@@ -180,9 +180,15 @@ TEST(PreferredByPartition, RanksByTheNumaNodeOfTheMustIncludeVf) {
     s.module_of_bdf.mutable_value()[gpu] = module;
     s.bdf_of_module.mutable_value()[module] = gpu;
   }
-  // Two 2-GPU partitions share GPU 1: with GPU 2 (NUMA 0) and with GPU 3 (NUMA 1).
   s.partitions.mutable_value()[1] = PartitionState{1, {1, 2}, 12, 12, false};
   s.partitions.mutable_value()[2] = PartitionState{2, {1, 3}, 12, 12, false};
+  return s;
+}
+
+// The NUMA node counted for a GPU is that of the device answered for it: the must-include VF's,
+// not the GPU's lowest available VF's.
+TEST(PreferredByPartition, RanksByTheNumaNodeOfTheMustIncludeVf) {
+  const State s = ThreeGpusWithVfs();
   const std::vector<std::string> available{"0000:01:00.1", "0000:01:00.2", "0000:02:00.1",
                                            "0000:03:00.1"};
   auto answer = PreferredByPartition(s, {available, {"0000:01:00.2"}, 2});  // on NUMA 1
@@ -192,6 +198,18 @@ TEST(PreferredByPartition, RanksByTheNumaNodeOfTheMustIncludeVf) {
   answer = PreferredByPartition(s, {available, {}, 2});
   ASSERT_TRUE(answer.ok()) << answer.status().message();
   EXPECT_THAT(*answer, ElementsAre("0000:01:00.1", "0000:02:00.1"));
+}
+
+// The VF wording of the refusal: a GPU without an available VF, a partition without the GPU of a
+// must-include VF.
+TEST(PreferredByPartition, VfRefusalNamesTheGpuWithoutAVfAndTheMustIncludeVfsGpu) {
+  const State s = ThreeGpusWithVfs();
+  auto answer = PreferredByPartition(s, {{"0000:01:00.1", "0000:03:00.1"}, {"0000:02:00.1"}, 2});
+  ASSERT_FALSE(answer.ok());
+  EXPECT_EQ(answer.status().message(),
+            "no Fabric Manager partition of 2 GPUs can be formed from the available devices: "
+            "partition 1: GPU 0000:02:00.0 has no available VF; partition 2: does not contain "
+            "GPU 0000:02:00.0 of must-include VF 0000:02:00.1");
 }
 
 }  // namespace
