@@ -48,6 +48,7 @@ void IndexCheck::AddRow(Rows& rows, std::uint64_t seq, std::int64_t time) {
 }
 
 void IndexCheck::Add(std::uint64_t seq, const events::Event& event) {
+  last_seq_ = seq;
   if (seq < from_) return;
   for (const std::string& tag : sm::EventSubjects(event)) {
     AddRow(expected_[tag], seq, event.time_unix_micros());
@@ -58,7 +59,7 @@ Result<std::string> IndexCheck::Compare(const store::Journal& journal,
                                         std::uint64_t* bad_seq) const {
   std::map<std::string, Rows> stored;
   GFP_RETURN_IF_ERROR(journal.ForEachSubjectRow(
-      [&](std::string_view tag, std::uint64_t seq, std::int64_t time) -> Status {
+      last_seq_, [&](std::string_view tag, std::uint64_t seq, std::int64_t time) -> Status {
         AddRow(stored[std::string(tag)], seq, time);
         return Status::Ok();
       }));
@@ -83,16 +84,19 @@ Result<std::string> IndexCheck::Explain(const store::Journal& journal, const std
                                         std::uint64_t* bad_seq) const {
   SeqTimes expected;
   SeqTimes stored;
-  GFP_RETURN_IF_ERROR(journal.ForEach(from_, 0, [&](const store::StoredEvent& ev) -> Status {
-    GFP_ASSIGN_OR_RETURN(events::Event e,
-                         sm::DecodeEvent(ev.type, ev.time_unix_micros, ev.payload));
-    for (const std::string& t : sm::EventSubjects(e)) {
-      if (t == tag) expected.emplace_back(ev.seq, ev.time_unix_micros);
-    }
-    return Status::Ok();
-  }));
+  if (last_seq_ > 0 && last_seq_ >= from_) {  // (to_seq 0 would read to the end)
+    GFP_RETURN_IF_ERROR(
+        journal.ForEach(from_, last_seq_, [&](const store::StoredEvent& ev) -> Status {
+          GFP_ASSIGN_OR_RETURN(events::Event e,
+                               sm::DecodeEvent(ev.type, ev.time_unix_micros, ev.payload));
+          for (const std::string& t : sm::EventSubjects(e)) {
+            if (t == tag) expected.emplace_back(ev.seq, ev.time_unix_micros);
+          }
+          return Status::Ok();
+        }));
+  }
   GFP_RETURN_IF_ERROR(journal.ForEachSubjectRow(
-      [&](std::string_view t, std::uint64_t seq, std::int64_t time) -> Status {
+      last_seq_, [&](std::string_view t, std::uint64_t seq, std::int64_t time) -> Status {
         if (t == tag) stored.emplace_back(seq, time);
         return Status::Ok();
       }));

@@ -19,11 +19,13 @@ class IndexCheck {
   // from: the first seq whose subjects the journal records (store::Journal::SubjectsFrom).
   explicit IndexCheck(std::uint64_t from) : from_(from) {}
 
-  // Adds the rows sm::EventSubjects calls for (events before `from` have none).
+  // Adds the rows sm::EventSubjects calls for (events before `from` have none). Events come in
+  // seq order.
   void Add(std::uint64_t seq, const events::Event& event);
 
   // Empty when the stored index holds exactly the rows added; else why not, naming the first
-  // seq where they differ in *bad_seq.
+  // seq where they differ in *bad_seq. Only index rows up to the last seq added count: serve may
+  // append (and index) more events while verify runs.
   Result<std::string> Compare(const store::Journal& journal, std::uint64_t* bad_seq) const;
 
  private:
@@ -37,6 +39,7 @@ class IndexCheck {
                               std::uint64_t* bad_seq) const;
 
   std::uint64_t from_;
+  std::uint64_t last_seq_ = 0;  // the newest event added
   std::map<std::string, Rows> expected_;
 };
 
