@@ -215,8 +215,9 @@ Status Journal::ForEachSubjectRow(
                                    "LEFT JOIN subjects s ON s.id = es.subject_id "
                                    "WHERE es.seq <= ? ORDER BY es.subject_id, es.seq",
                                    false, j.path));
-    sqlite3_bind_int64(stmt.get(), 1, static_cast<std::int64_t>(std::min<std::uint64_t>(
-                                          up_to_seq, std::numeric_limits<std::int64_t>::max())));
+    sqlite3_bind_int64(stmt.get(), 1,
+                       static_cast<std::int64_t>(std::min<std::uint64_t>(
+                           up_to_seq, std::numeric_limits<std::int64_t>::max())));
     for (;;) {
       const int rc = sqlite3_step(stmt.get());
       if (rc == SQLITE_DONE) return Status::Ok();

@@ -192,10 +192,11 @@ void ExpectEveryTagIndexed(const Journal& journal) {
       if (std::find(tags.begin(), tags.end(), tag) != tags.end()) expected.push_back(i);
     }
     std::vector<std::uint64_t> indexed;
-    Status s = journal.ForEachSubjectRow(20, [&](std::string_view t, std::uint64_t seq, std::int64_t) {
-      if (t == tag) indexed.push_back(seq);
-      return Status::Ok();
-    });
+    Status s =
+        journal.ForEachSubjectRow(20, [&](std::string_view t, std::uint64_t seq, std::int64_t) {
+          if (t == tag) indexed.push_back(seq);
+          return Status::Ok();
+        });
     ASSERT_TRUE(s.ok()) << Describe(s);
     EXPECT_EQ(indexed, expected) << tag;
     EventFilter f;
