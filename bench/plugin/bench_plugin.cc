@@ -27,7 +27,11 @@
 //    CPU of one baseline commit (CLOCK_THREAD_CPUTIME_ID); target: <= 300 us beyond them.
 //    A breakdown of one fresh Allocate: commits x commit latency, one empty gRPC round trip
 //    (GetDevicePluginOptions), the FM call alone (the zero-latency sim called in this process),
-//    and the rest. The same again with everything on /dev/shm (tmpfs: a commit costs no I/O).
+//    and the rest. Three parts of the rest are measured on their own: serve's intent commit (2
+//    events with index rows, store::Journal) against the 1-row commit, alternating; an empty
+//    round trip after 2 ms of idle against a back-to-back one; and the FM call through the
+//    plugin's FM client (its worker thread) against the call alone, each after 1 ms of idle.
+//    The same again with everything on /dev/shm (tmpfs: a commit costs no I/O).
 // 2. GetPreferredAllocation (in-process plugin, durable journal in the work dir) on an HGX A100
 //    16-GPU / 35-partition node, sizes 1..16, free and half-used: over gRPC (target p99 <= 1 ms)
 //    and through the plugin core without gRPC (PluginCore::Preferred, target p99 <= 20 us), each
@@ -66,6 +70,7 @@
 #include "bench/common/baseline_db.h"
 #include "bench/common/fm_call_cost.h"
 #include "bench/common/grow_journal.h"
+#include "bench/common/journal_commit.h"
 #include "bench/common/journal_follower.h"
 #include "bench/common/proc_sample.h"
 #include "bench/common/process_clock.h"
@@ -91,6 +96,7 @@ using gfp::bench::FmCallCost;
 using gfp::bench::Fmt;
 using gfp::bench::Goal;
 using gfp::bench::Header;
+using gfp::bench::JournalCommit;
 using gfp::bench::JournalFollower;
 using gfp::bench::MeasureFmCalls;
 using gfp::bench::Percentile;
@@ -661,6 +667,8 @@ void TimedAllocate(FakeKubelet& kubelet, const Spawned& serve, JournalFollower& 
 struct RoundTrip {
   double latency_us = 0;
   double cpu_us = 0;
+  double isolated_latency_us = 0;  // after 2 ms of idle, as kubelet's isolated Allocate
+  double isolated_cpu_us = 0;
 };
 
 RoundTrip EmptyRoundTrip(const Node& node, FakeKubelet& kubelet, const Spawned& serve,
@@ -670,23 +678,32 @@ RoundTrip EmptyRoundTrip(const Node& node, FakeKubelet& kubelet, const Spawned& 
   auto channel = gfp::adapters::kubelet::MakeUnixSocketChannel(
       (node.device_plugin_dir / resource->endpoint).string());
   auto stub = v1beta1::DevicePlugin::NewStub(channel);
-  std::vector<double> latency;
-  double cpu = 0;
-  for (int i = -5; i < samples; ++i) {
-    grpc::ClientContext context;
-    v1beta1::Empty request;
-    v1beta1::DevicePluginOptions response;
-    const double cpu0 = CpuMicrosOf(serve.process->pid());
-    const auto start = Clock::now();
-    const grpc::Status status = stub->GetDevicePluginOptions(&context, request, &response);
-    const double took = Micros(Clock::now() - start);
-    const double cpu1 = CpuMicrosOf(serve.process->pid());
-    if (!status.ok()) Die("GetDevicePluginOptions: " + status.error_message());
-    if (i < 0) continue;
-    latency.push_back(took);
-    cpu += cpu1 - cpu0;
-  }
-  return {Percentile(latency, 0.5), cpu / samples};
+  // Back to back (the floor's round trip), then each after 2 ms of idle as an isolated Allocate.
+  auto time_calls = [&](std::chrono::milliseconds idle, double* cpu_per_call) {
+    std::vector<double> latency;
+    double cpu = 0;
+    for (int i = -5; i < samples; ++i) {
+      if (idle.count() > 0) std::this_thread::sleep_for(idle);
+      grpc::ClientContext context;
+      v1beta1::Empty request;
+      v1beta1::DevicePluginOptions response;
+      const double cpu0 = CpuMicrosOf(serve.process->pid());
+      const auto start = Clock::now();
+      const grpc::Status status = stub->GetDevicePluginOptions(&context, request, &response);
+      const double took = Micros(Clock::now() - start);
+      const double cpu1 = CpuMicrosOf(serve.process->pid());
+      if (!status.ok()) Die("GetDevicePluginOptions: " + status.error_message());
+      if (i < 0) continue;
+      latency.push_back(took);
+      cpu += cpu1 - cpu0;
+    }
+    *cpu_per_call = cpu / samples;
+    return Percentile(latency, 0.5);
+  };
+  RoundTrip out;
+  out.latency_us = time_calls(std::chrono::milliseconds(0), &out.cpu_us);
+  out.isolated_latency_us = time_calls(std::chrono::milliseconds(2), &out.isolated_cpu_us);
+  return out;
 }
 
 // A durable single-row commit in the medium's directory, measured before and interleaved with
@@ -796,6 +813,13 @@ AllocateRun RunSuperseding(const fs::path& dir, const AllocateOptions& o, Baseli
   return run;
 }
 
+// serve's own journal commit (an Allocate's intent, with its index rows) against the floor's
+// single-row commit, medians of the same alternating run.
+struct IntentCommit {
+  double journal_us = 0;
+  double single_row_us = 0;
+};
+
 // What one medium's runs come to.
 struct AllocateSummary {
   std::string label;
@@ -825,7 +849,8 @@ struct AllocateSummary {
 
 void PrintAllocateRows(const AllocateSummary& m, const AllocateOptions& o,
                        const CommitBaseline& commits, const AllocateRun& fresh,
-                       const AllocateRun& supersede, const RoundTrip& rtt, double stat_vs_clock) {
+                       const AllocateRun& supersede, const RoundTrip& rtt, double stat_vs_clock,
+                       const IntentCommit& intent) {
   const std::string tag = "[" + m.label + "] ";
   auto per_call = [](const AllocateRun& r) {
     return Fmt("%.2f", r.CommitsPerCall()) + "/" +
@@ -858,6 +883,18 @@ void PrintAllocateRows(const AllocateSummary& m, const AllocateOptions& o,
       Fmt("GetDevicePluginOptions; serve CPU %.0f us", rtt.cpu_us));
   Row(tag + "breakdown: the FM call (zero-latency sim)", Fmt("%.1f us", o.fm.activate_us),
       Fmt("fmActivateFabricPartition alone; deact %.1f us", o.fm.deactivate_us));
+  Row(tag + "  of the rest: serve's commits beyond 1-row ones",
+      Fmt("%.0f us", fresh.CommitsPerCall() * (intent.journal_us - intent.single_row_us)),
+      Fmt("intent commit %.0f us", intent.journal_us) +
+          Fmt(" vs 1-row %.0f us, alternating", intent.single_row_us));
+  Row(tag + "  of the rest: an isolated round trip's wake-ups",
+      Fmt("%.0f us", rtt.isolated_latency_us - rtt.latency_us),
+      Fmt("empty call after 2 ms idle %.0f us", rtt.isolated_latency_us) +
+          Fmt(", serve CPU %.0f us", rtt.isolated_cpu_us));
+  Row(tag + "  of the rest: the FM client's worker hand-off",
+      Fmt("%.0f us", o.fm.client_activate_us - o.fm.activate_us),
+      Fmt("isolated call through it %.0f us", o.fm.client_activate_us) +
+          Fmt(", CPU %.0f us per call", o.fm.client_cpu_us));
   Row(tag + "breakdown: the rest (the plugin's own work)", Fmt("%.0f us", m.rest),
       Fmt("floor without it: %.2fx commit", m.floor) +
           (m.rest < 0 ? "; < 0: the disk's commits varied (noise)" : ""));
@@ -871,7 +908,7 @@ void AllocateFigure(const std::string& id, const std::string& name, double value
 // On disk the SPEC §7 figures; on both media the context (ids allocate_<medium>_...).
 void AddAllocateFigures(const AllocateSummary& m, const AllocateOptions& o,
                         const AllocateRun& fresh, const AllocateRun& supersede,
-                        const RoundTrip& rtt) {
+                        const RoundTrip& rtt, const IntentCommit& intent) {
   const std::string p = "allocate_" + m.label + "_";
   const std::string tag = "[" + m.label + "] ";
   if (m.label == "disk") {
@@ -906,6 +943,17 @@ void AddAllocateFigures(const AllocateSummary& m, const AllocateOptions& o,
                  o.fm.activate_us, "us", "");
   AllocateFigure(p + "breakdown_rest_us", tag + "breakdown: the rest", m.rest, "us",
                  Fmt("floor without it %.2fx commit", m.floor));
+  AllocateFigure(p + "journal_commits_extra_us", tag + "of the rest: serve's commits beyond 1-row",
+                 fresh.CommitsPerCall() * (intent.journal_us - intent.single_row_us), "us",
+                 Fmt("intent commit %.0f us", intent.journal_us) +
+                     Fmt(" vs 1-row %.0f us, alternating", intent.single_row_us));
+  AllocateFigure(p + "isolated_rtt_extra_us", tag + "of the rest: isolated round trip's wake-ups",
+                 rtt.isolated_latency_us - rtt.latency_us, "us",
+                 Fmt("empty call after 2 ms idle %.0f us", rtt.isolated_latency_us) +
+                     Fmt(", serve CPU %.0f us", rtt.isolated_cpu_us));
+  AllocateFigure(p + "fm_handoff_us", tag + "of the rest: FM client's worker hand-off",
+                 o.fm.client_activate_us - o.fm.activate_us, "us",
+                 Fmt("isolated, this process; CPU %.0f us per call", o.fm.client_cpu_us));
 }
 
 void BenchAllocate(const fs::path& work, const AllocateOptions& o) {
@@ -914,17 +962,24 @@ void BenchAllocate(const fs::path& work, const AllocateOptions& o) {
   std::printf("  (Allocate on %s: %s)\n", o.label.c_str(), dir.c_str());
   BaselineDb baseline(dir / "baseline.db");  // same directory (disk) as the journals
   CommitBaseline commits;
+  // serve's own intent commit, alternating with the floor's single-row one.
+  JournalCommit journal_commit(dir / "intent-commit.db");
+  std::vector<double> intent_us;
   for (int i = 0; i < std::min(std::max(o.samples, 20), 50); ++i) {
     const BaselineDb::Commit c = baseline.One();
-    if (i >= 3) commits.Add(c);
+    const double intent = journal_commit.One();
+    if (i < 3) continue;
+    commits.Add(c);
+    intent_us.push_back(intent);
   }
+  IntentCommit intent{Percentile(intent_us, 0.5), Percentile(commits.wall_us, 0.5)};
   RoundTrip rtt;
   double stat_vs_clock = 0;
   const AllocateRun fresh = RunFresh(dir / "fresh", o, baseline, commits, &rtt, &stat_vs_clock);
   const AllocateRun supersede = RunSuperseding(dir / "supersede", o, baseline, commits);
   const AllocateSummary summary(o, commits, fresh, supersede, rtt);
-  PrintAllocateRows(summary, o, commits, fresh, supersede, rtt, stat_vs_clock);
-  AddAllocateFigures(summary, o, fresh, supersede, rtt);
+  PrintAllocateRows(summary, o, commits, fresh, supersede, rtt, stat_vs_clock, intent);
+  AddAllocateFigures(summary, o, fresh, supersede, rtt, intent);
   std::printf(
       "  (%d timed calls per case; CPU of the serve process alone (process CPU clock = "
       "/proc/<pid>/stat utime+stime) minus its idle CPU over the same wall time; commit CPU "
@@ -1017,7 +1072,7 @@ void BenchColdStart(const fs::path& work, std::uint64_t events) {
 // fsyncs.
 void BenchAllocateOnBoth(const fs::path& work, AllocateOptions allocate, bool no_tmpfs, bool keep) {
   allocate.fm = MeasureFmCalls(GFP_BENCH_NVFM_SIM, work / "fm-private.json", /*zero_latency=*/true,
-                               std::max(allocate.samples, 100));
+                               std::max(allocate.samples, 100), /*through_client=*/true);
   allocate.label = "disk";
   BenchAllocate(work, allocate);
   if (no_tmpfs || !fs::is_directory("/dev/shm")) return;
