@@ -329,7 +329,9 @@ TEST_F(VgpuTest, VfProfileIsAResourceOfVfBdfsWithoutFabricManager) {  // upstrea
 }
 
 TEST_F(VgpuTest, VfsWithFabricManagerActivateOneVfPerGpuInPartitionOrder) {  // §3.3
-  Prepare({.vgpu_preset = sim::VgpuNodePreset::kVfH100});
+  // No release: the allocation's VFs are in no pod, and the journal reads between Allocate and
+  // PreStart took longer than a 300 ms grace in CI's ASan run (PreStart then found nothing).
+  Prepare({.vgpu_preset = sim::VgpuNodePreset::kVfH100, .release_grace = "10m"});
   // A second configured VF on the first GPU: two VFs of one GPU must never go to FM together.
   const std::string first_gpu = node_.gpus[0].bdf;
   const std::string second_vf = node_.vfs[1].bdf;
