@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <vector>
 
 namespace gfp::sm {
 namespace {
@@ -23,9 +24,24 @@ const google::protobuf::FieldDescriptor* BodyField(const Event& event) {
 
 }  // namespace
 
-std::string EventTypeName(const Event& event) {
-  const auto* field = BodyField(event);
-  return field ? field->message_type()->name() : "";
+const std::string& EventTypeName(const Event& event) {
+  // Every decoded event asks for its name: a table by body field number built once, instead of
+  // a descriptor lookup and a copy (most names are too long for the small-string buffer).
+  static const std::vector<const std::string*> kNames = [] {
+    std::vector<const std::string*> names;
+    const auto* body = Event::descriptor()->FindOneofByName("body");
+    for (int i = 0; body != nullptr && i < body->field_count(); ++i) {
+      const auto* field = body->field(i);
+      const auto number = static_cast<std::size_t>(field->number());
+      if (names.size() <= number) names.resize(number + 1, nullptr);
+      names[number] = &field->message_type()->name();
+    }
+    return names;
+  }();
+  static const std::string kNone;
+  const auto number = static_cast<std::size_t>(event.body_case());
+  const std::string* name = number < kNames.size() ? kNames[number] : nullptr;
+  return name != nullptr ? *name : kNone;
 }
 
 std::string EncodeEvent(const Event& event) {

@@ -11,7 +11,7 @@ namespace gfp::sm {
 
 // The event's type name as journaled: the oneof case in UpperCamelCase ("AllocationGranted").
 // "" for an event without a body.
-std::string EventTypeName(const events::Event& event);
+const std::string& EventTypeName(const events::Event& event);
 
 // Deterministic protobuf bytes of the whole envelope (time included).
 std::string EncodeEvent(const events::Event& event);

@@ -79,33 +79,48 @@ Status ScanChecked(Journal::Impl& j, std::uint64_t from, std::uint64_t to, std::
   return Status::Ok();
 }
 
-// Looks up each seq (ascending) with its predecessor in one range read, checks it against that
-// predecessor's stored hash and hands it to fn.
+Status IndexNamesMissing(const Journal::Impl& j, std::int64_t seq) {
+  return Damaged(j, static_cast<std::uint64_t>(seq),
+                 "the index names event seq " + std::to_string(seq) + ", which is missing");
+}
+
+// Visits the consecutive seqs first..last with one range read that starts at first's
+// predecessor, checking each event against the stored hash of the one before it.
+Status VisitRun(Journal::Impl& j, std::int64_t first, std::int64_t last,
+                const std::function<Status(const StoredEvent&)>& fn) {
+  Hash prev = kZeroHash;
+  bool have_prev = first <= 1;
+  std::int64_t expected = first;
+  StoredEvent ev;
+  const Status read = j.ScanRows(first - 1, last, [&](const EventRow& row) -> Status {
+    if (row.seq == first - 1) {
+      have_prev = ToHash(row.hash, &prev);  // a bad hash fails the check below
+      return Status::Ok();
+    }
+    if (!have_prev) {
+      return Damaged(j, static_cast<std::uint64_t>(first - 1),
+                     "event seq " + std::to_string(first - 1) + " is missing");
+    }
+    if (row.seq != expected) return IndexNamesMissing(j, expected);
+    if (Status bad = CheckedEvent(j, row, prev, &ev); !bad.ok()) return bad;
+    prev = ev.hash;
+    ++expected;
+    return fn(ev);
+  });
+  GFP_RETURN_IF_ERROR(read);
+  return expected <= last ? IndexNamesMissing(j, expected) : Status::Ok();
+}
+
+// Visits the seqs (ascending) a run of consecutive ones at a time: an event's subjects usually
+// name its neighbours too (a partition's activation, its grant), so one B-tree descent serves
+// several.
 Status VisitSeqs(Journal::Impl& j, const std::vector<std::int64_t>& seqs,
                  const std::function<Status(const StoredEvent&)>& fn) {
-  StoredEvent ev;
-  for (const std::int64_t seq : seqs) {
-    Hash prev = kZeroHash;
-    bool have_prev = seq <= 1;
-    bool found = false;
-    const Status read = j.ScanRows(seq - 1, seq, [&](const EventRow& row) -> Status {
-      if (row.seq == seq - 1) {
-        have_prev = ToHash(row.hash, &prev);  // a bad hash fails the check below
-        return Status::Ok();
-      }
-      found = true;
-      if (!have_prev) {
-        return Damaged(j, static_cast<std::uint64_t>(seq - 1),
-                       "event seq " + std::to_string(seq - 1) + " is missing");
-      }
-      if (Status bad = CheckedEvent(j, row, prev, &ev); !bad.ok()) return bad;
-      return fn(ev);
-    });
-    GFP_RETURN_IF_ERROR(read);
-    if (!found) {
-      return Damaged(j, static_cast<std::uint64_t>(seq),
-                     "the index names event seq " + std::to_string(seq) + ", which is missing");
-    }
+  for (std::size_t i = 0; i < seqs.size();) {
+    std::size_t end = i + 1;
+    while (end < seqs.size() && seqs[end] == seqs[end - 1] + 1) ++end;
+    GFP_RETURN_IF_ERROR(VisitRun(j, seqs[i], seqs[end - 1], fn));
+    i = end;
   }
   return Status::Ok();
 }

@@ -116,6 +116,34 @@ TEST(JournalIndexTest, AnIndexRowWithoutItsEventIsReportedAsDamage) {
   EXPECT_NE(s.message().find("damaged at seq 5"), std::string::npos) << s.message();
 }
 
+// Consecutive indexed seqs are read as one run: an event missing inside the run is named, not
+// skipped (its successor would otherwise be checked against the wrong predecessor).
+TEST(JournalIndexTest, AnEventMissingInsideARunOfIndexedSeqsIsNamed) {
+  TempDir dir;
+  auto journal = OpenOrDie(dir / "journal.db", OpenMode::kReadWrite);
+  std::vector<NewEvent> events = MakeEvents(1, 6);
+  for (auto& e : events) e.subjects = {"p:1"};
+  ASSERT_TRUE(journal->Append(events).ok());
+  journal.reset();
+  {
+    RawDb raw(dir / "journal.db");
+    ASSERT_EQ(raw.Exec("DELETE FROM events WHERE seq = 3"), SQLITE_OK);
+  }
+  auto reader = OpenOrDie(dir / "journal.db", OpenMode::kReadOnly);
+  EventFilter f;
+  f.subject = "p:1";
+  std::vector<std::uint64_t> listed;
+  Status s = reader->ForEachMatching(f, [&](const StoredEvent& ev) {
+    listed.push_back(ev.seq);
+    return Status::Ok();
+  });
+  EXPECT_EQ(s.code(), ErrorCode::kDataLoss);
+  EXPECT_NE(s.message().find("damaged at seq 3: the index names event seq 3, which is missing"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(listed, (std::vector<std::uint64_t>{1, 2}));
+}
+
 // A changed payload of a listed event fails its hash check.
 TEST(JournalIndexTest, AChangedEventFoundThroughTheIndexFailsItsHashCheck) {
   TempDir dir;
