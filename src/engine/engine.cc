@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/text_escape.h"
+#include "engine/decoded_read.h"
 #include "statemachine/apply.h"
 #include "statemachine/event_codec.h"
 #include "statemachine/event_subjects.h"
@@ -36,15 +37,8 @@ Result<sm::State> Replay(const store::Journal& journal, std::uint64_t to_seq, bo
   }
   // A snapshot taken at to_seq itself leaves no tail to read.
   if (to_seq != 0 && state.last_seq >= to_seq) return state;
-  events::Event event;
-  const auto replay_one = [&](const store::StoredEvent& stored) -> Status {
-    if (!event.ParseFromString(stored.payload) ||
-        event.body_case() == events::Event::BODY_NOT_SET) {
-      // Slow path only for errors: DecodeEvent words the reason.
-      return sm::DecodeEvent(stored.type, stored.time_unix_micros, stored.payload)
-          .status()
-          .WithContext("journal seq " + std::to_string(stored.seq));
-    }
+  const auto replay_one = [&](const store::StoredEvent& stored,
+                              const events::Event& event) -> Status {
     sm::Apply(state, stored.seq, event);
     ++r.events_replayed;
     if (check_invariants) {
@@ -56,8 +50,7 @@ Result<sm::State> Replay(const store::Journal& journal, std::uint64_t to_seq, bo
     }
     return Status::Ok();
   };
-  GFP_RETURN_IF_ERROR(check_chain ? journal.ForEachVerified(state.last_seq + 1, to_seq, replay_one)
-                                  : journal.ForEach(state.last_seq + 1, to_seq, replay_one));
+  GFP_RETURN_IF_ERROR(ForEachDecoded(journal, state.last_seq + 1, to_seq, check_chain, replay_one));
   r.milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return state;
