@@ -59,7 +59,7 @@ Result<std::string> IndexCheck::Compare(const store::Journal& journal,
                                         std::uint64_t* bad_seq) const {
   std::map<std::string, Rows> stored;
   GFP_RETURN_IF_ERROR(journal.ForEachSubjectRow(
-      last_seq_, [&](std::string_view tag, std::uint64_t seq, std::int64_t time) -> Status {
+      from_, last_seq_, [&](std::string_view tag, std::uint64_t seq, std::int64_t time) -> Status {
         AddRow(stored[std::string(tag)], seq, time);
         return Status::Ok();
       }));
@@ -96,7 +96,7 @@ Result<std::string> IndexCheck::Explain(const store::Journal& journal, const std
         }));
   }
   GFP_RETURN_IF_ERROR(journal.ForEachSubjectRow(
-      last_seq_, [&](std::string_view t, std::uint64_t seq, std::int64_t time) -> Status {
+      from_, last_seq_, [&](std::string_view t, std::uint64_t seq, std::int64_t time) -> Status {
         if (t == tag) stored.emplace_back(seq, time);
         return Status::Ok();
       }));

@@ -97,10 +97,11 @@ class Journal {
                                             std::uint64_t batch = kIndexBatchEvents);
   static constexpr std::uint64_t kIndexBatchEvents = 100'000;
 
-  // Calls fn for every stored (tag, seq, time_us) index row of an event at or before
-  // `up_to_seq`, grouped by tag, each tag's rows in seq order (for `verify` to check the index
-  // against the events it read: rows a running writer adds after them are not its business).
-  Status ForEachSubjectRow(std::uint64_t up_to_seq,
+  // Calls fn for every stored (tag, seq, time_us) index row of an event from_seq..up_to_seq,
+  // grouped by tag, each tag's rows in seq order (for `verify` to check the index against the
+  // events it read: rows a running writer adds meanwhile, after them or below the SubjectsFrom()
+  // it started with while indexing a schema-1 journal's events, are not its business).
+  Status ForEachSubjectRow(std::uint64_t from_seq, std::uint64_t up_to_seq,
                            const std::function<Status(std::string_view tag, std::uint64_t seq,
                                                       std::int64_t time_us)>& fn) const;
 

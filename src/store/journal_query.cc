@@ -216,7 +216,7 @@ Status Journal::ForEachMatching(const EventFilter& filter,
 }
 
 Status Journal::ForEachSubjectRow(
-    std::uint64_t up_to_seq,
+    std::uint64_t from_seq, std::uint64_t up_to_seq,
     const std::function<Status(std::string_view, std::uint64_t, std::int64_t)>& fn) const {
   CallGuard guard(*impl_);
   GFP_RETURN_IF_ERROR(guard.status());
@@ -228,11 +228,11 @@ Status Journal::ForEachSubjectRow(
         PreparedStatement::Prepare(j.handle(),
                                    "SELECT s.tag, es.seq, es.time_us FROM event_subjects es "
                                    "LEFT JOIN subjects s ON s.id = es.subject_id "
-                                   "WHERE es.seq <= ? ORDER BY es.subject_id, es.seq",
+                                   "WHERE es.seq >= ?1 AND es.seq <= ?2 "
+                                   "ORDER BY es.subject_id, es.seq",
                                    false, j.path));
-    sqlite3_bind_int64(stmt.get(), 1,
-                       static_cast<std::int64_t>(std::min<std::uint64_t>(
-                           up_to_seq, std::numeric_limits<std::int64_t>::max())));
+    sqlite3_bind_int64(stmt.get(), 1, ToSqlSeq(from_seq));
+    sqlite3_bind_int64(stmt.get(), 2, ToSqlSeq(up_to_seq));
     for (;;) {
       const int rc = sqlite3_step(stmt.get());
       if (rc == SQLITE_DONE) return Status::Ok();

@@ -121,7 +121,7 @@ TEST_F(GoldenJournalTest, OpeningForWritingIndexesTheSchema1Events) {
   std::set<std::pair<std::string, std::uint64_t>> rows;
   ASSERT_TRUE((*engine)
                   ->journal()
-                  .ForEachSubjectRow(43,
+                  .ForEachSubjectRow(1, 43,
                                      [&](std::string_view tag, std::uint64_t seq, std::int64_t) {
                                        rows.emplace(std::string(tag), seq);
                                        return Status::Ok();

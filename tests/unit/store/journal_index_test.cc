@@ -221,7 +221,7 @@ void ExpectEveryTagIndexed(const Journal& journal) {
     }
     std::vector<std::uint64_t> indexed;
     Status s =
-        journal.ForEachSubjectRow(20, [&](std::string_view t, std::uint64_t seq, std::int64_t) {
+        journal.ForEachSubjectRow(1, 20, [&](std::string_view t, std::uint64_t seq, std::int64_t) {
           if (t == tag) indexed.push_back(seq);
           return Status::Ok();
         });
