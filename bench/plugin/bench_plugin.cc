@@ -832,9 +832,15 @@ struct AllocateSummary {
   double in_commits = 0;  // commits per fresh Allocate x commit latency
   double rest = 0;        // fresh median minus commits, an empty round trip and the FM call
   double floor = 0;       // what the fresh median would be without the rest, in commits
+  // Parts of the rest measured on their own: serve's commits beyond 1-row ones (from the intent
+  // commit, the larger of the two), an isolated round trip beyond a back-to-back one, and the
+  // FM client's hand-off to its worker.
+  double commits_extra = 0;
+  double isolated_rtt_extra = 0;
+  double fm_handoff = 0;
 
   AllocateSummary(const AllocateOptions& o, const CommitBaseline& commits, const AllocateRun& fresh,
-                  const AllocateRun& supersede, const RoundTrip& rtt)
+                  const AllocateRun& supersede, const RoundTrip& rtt, const IntentCommit& intent)
       : label(o.label),
         commit(commits.Median()),
         commit_cpu(commits.CpuMedian()),
@@ -844,7 +850,10 @@ struct AllocateSummary {
         sup_beyond(supersede.CpuPerCall() - supersede.CommitsPerCall() * commit_cpu),
         in_commits(fresh.CommitsPerCall() * commit),
         rest(fresh_med - in_commits - rtt.latency_us - o.fm.activate_us),
-        floor((in_commits + rtt.latency_us + o.fm.activate_us) / commit) {}
+        floor((in_commits + rtt.latency_us + o.fm.activate_us) / commit),
+        commits_extra(fresh.CommitsPerCall() * (intent.journal_us - intent.single_row_us)),
+        isolated_rtt_extra(rtt.isolated_latency_us - rtt.latency_us),
+        fm_handoff(o.fm.client_activate_us - o.fm.activate_us) {}
 };
 
 void PrintAllocateRows(const AllocateSummary& m, const AllocateOptions& o,
@@ -883,16 +892,14 @@ void PrintAllocateRows(const AllocateSummary& m, const AllocateOptions& o,
       Fmt("GetDevicePluginOptions; serve CPU %.0f us", rtt.cpu_us));
   Row(tag + "breakdown: the FM call (zero-latency sim)", Fmt("%.1f us", o.fm.activate_us),
       Fmt("fmActivateFabricPartition alone; deact %.1f us", o.fm.deactivate_us));
-  Row(tag + "  of the rest: serve's commits beyond 1-row ones",
-      Fmt("%.0f us", fresh.CommitsPerCall() * (intent.journal_us - intent.single_row_us)),
+  Row(tag + "  of the rest: serve's commits beyond 1-row ones", Fmt("%.0f us", m.commits_extra),
       Fmt("intent commit %.0f us", intent.journal_us) +
           Fmt(" vs 1-row %.0f us, alternating", intent.single_row_us));
   Row(tag + "  of the rest: an isolated round trip's wake-ups",
-      Fmt("%.0f us", rtt.isolated_latency_us - rtt.latency_us),
+      Fmt("%.0f us", m.isolated_rtt_extra),
       Fmt("empty call after 2 ms idle %.0f us", rtt.isolated_latency_us) +
           Fmt(", serve CPU %.0f us", rtt.isolated_cpu_us));
-  Row(tag + "  of the rest: the FM client's worker hand-off",
-      Fmt("%.0f us", o.fm.client_activate_us - o.fm.activate_us),
+  Row(tag + "  of the rest: the FM client's worker hand-off", Fmt("%.0f us", m.fm_handoff),
       Fmt("isolated call through it %.0f us", o.fm.client_activate_us) +
           Fmt(", CPU %.0f us per call", o.fm.client_cpu_us));
   Row(tag + "breakdown: the rest (the plugin's own work)", Fmt("%.0f us", m.rest),
@@ -944,15 +951,15 @@ void AddAllocateFigures(const AllocateSummary& m, const AllocateOptions& o,
   AllocateFigure(p + "breakdown_rest_us", tag + "breakdown: the rest", m.rest, "us",
                  Fmt("floor without it %.2fx commit", m.floor));
   AllocateFigure(p + "journal_commits_extra_us", tag + "of the rest: serve's commits beyond 1-row",
-                 fresh.CommitsPerCall() * (intent.journal_us - intent.single_row_us), "us",
+                 m.commits_extra, "us",
                  Fmt("intent commit %.0f us", intent.journal_us) +
                      Fmt(" vs 1-row %.0f us, alternating", intent.single_row_us));
   AllocateFigure(p + "isolated_rtt_extra_us", tag + "of the rest: isolated round trip's wake-ups",
-                 rtt.isolated_latency_us - rtt.latency_us, "us",
+                 m.isolated_rtt_extra, "us",
                  Fmt("empty call after 2 ms idle %.0f us", rtt.isolated_latency_us) +
                      Fmt(", serve CPU %.0f us", rtt.isolated_cpu_us));
   AllocateFigure(p + "fm_handoff_us", tag + "of the rest: FM client's worker hand-off",
-                 o.fm.client_activate_us - o.fm.activate_us, "us",
+                 m.fm_handoff, "us",
                  Fmt("isolated, this process; CPU %.0f us per call", o.fm.client_cpu_us));
 }
 
@@ -977,7 +984,7 @@ void BenchAllocate(const fs::path& work, const AllocateOptions& o) {
   double stat_vs_clock = 0;
   const AllocateRun fresh = RunFresh(dir / "fresh", o, baseline, commits, &rtt, &stat_vs_clock);
   const AllocateRun supersede = RunSuperseding(dir / "supersede", o, baseline, commits);
-  const AllocateSummary summary(o, commits, fresh, supersede, rtt);
+  const AllocateSummary summary(o, commits, fresh, supersede, rtt, intent);
   PrintAllocateRows(summary, o, commits, fresh, supersede, rtt, stat_vs_clock, intent);
   AddAllocateFigures(summary, o, fresh, supersede, rtt, intent);
   std::printf(
