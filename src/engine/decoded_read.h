@@ -1,6 +1,6 @@
 // The journal's events, decoded, for replay. A long read runs a batch ahead of its consumer on a
-// thread of its own: SQLite's reading of the next events then overlaps the decoding and applying
-// of these on a second core, instead of preceding it.
+// thread of its own (store/read_ahead.h): SQLite's reading of the next events then overlaps the
+// decoding and applying of these on a second core, instead of preceding it.
 #pragma once
 
 #include <cstdint>
