@@ -324,7 +324,7 @@ TEST_F(AllocationTest, PreStartForDevicesWithoutAllocationIsRefused) {
 }
 
 TEST_F(AllocationTest, DeletedPodIsReleasedAfterTheGrace) {
-  Prepare({});  // reconcile 100ms, grace 300ms
+  Prepare({.release_grace = kShortReleaseGrace});  // reconcile 100ms, grace 300ms
   StartServe();
   auto admitted = kubelet_->AdmitPod("vms", "vm-a", {{"compute", 2}}, resource_);
   ASSERT_TRUE(admitted.ok()) << Describe(admitted.status);
@@ -364,7 +364,7 @@ TEST_F(AllocationTest, DeletedPodIsReleasedAfterTheGrace) {
 }
 
 TEST_F(AllocationTest, PodResourcesErrorsReleaseNothing) {
-  Prepare({});  // reconcile 100ms, grace 300ms
+  Prepare({.release_grace = kShortReleaseGrace});  // reconcile 100ms, grace 300ms
   StartServe();
   auto admitted = kubelet_->AdmitPod("vms", "vm-b", {{"compute", 4}}, resource_);
   ASSERT_TRUE(admitted.ok()) << Describe(admitted.status);

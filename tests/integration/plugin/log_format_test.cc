@@ -61,7 +61,8 @@ class LogFormatTest : public ServeFixture {
 };
 
 TEST_F(LogFormatTest, JsonLinesCarryTheAllocationPartitionAndPod) {
-  Prepare({});  // --log-level=debug, reconcile 100ms, grace 300ms
+  Prepare(
+      {.release_grace = kShortReleaseGrace});  // --log-level=debug, reconcile 100ms, grace 300ms
   // GRPC_VERBOSITY=debug: gRPC's own lines must be JSON too.
   StartWithEnv({{"--log-format", "json"}}, {{"GRPC_VERBOSITY", "debug"}});
   auto admitted = kubelet_->AdmitPod("vms", "vm-a", {{"compute", 2}}, resource_);

@@ -129,7 +129,7 @@ class LabelsReader {
 };
 
 TEST_F(NodeLabelsTest, FollowsAllocationsAndReleasesWholeAndIsLeftAtShutdown) {
-  Prepare({});
+  Prepare({.release_grace = kShortReleaseGrace});
   fs::create_directories(Labels().parent_path());
   StartServe(true, {{"--node-labels-file", Labels().string()}});
   ExpectLabelsBecome(Expected({}));

@@ -261,7 +261,8 @@ TEST_F(RuntimeBugsTest, ModuleUnknownToFabricManagerIsUnhealthy) {
 // --log-level=debug printed nothing more than info: each kubelet call, each reconcile decision
 // and each FM effect now has a debug line.
 TEST_F(RuntimeBugsTest, DebugLevelShowsKubeletCallsDecisionsAndFabricManagerEffects) {
-  Prepare({});  // --log-level=debug, reconcile 100ms, grace 300ms
+  Prepare(
+      {.release_grace = kShortReleaseGrace});  // --log-level=debug, reconcile 100ms, grace 300ms
   StartServe();
   auto admitted = kubelet_->AdmitPod("vms", "vm-a", {{"compute", 2}}, resource_);
   ASSERT_TRUE(admitted.ok()) << Describe(admitted.status);

@@ -33,6 +33,9 @@ using namespace std::chrono_literals;
 std::filesystem::path PluginBinary();
 std::filesystem::path FmSimLibrary();
 
+// For tests that wait for serve to release an allocation whose pod is gone.
+inline constexpr const char* kShortReleaseGrace = "300ms";
+
 struct ServeSetup {
   sim::NodePreset preset = sim::NodePreset::kHgxH100;
   // A vGPU or Grace node instead of `preset`. The VF node's Fabric Manager runs in
@@ -42,7 +45,10 @@ struct ServeSetup {
   bool fabric_manager = true;
   bool with_iommufd = false;
   std::string reconcile_interval = "100ms";
-  std::string release_grace = "300ms";
+  // Long by default: a test's allocation is often in no pod, and a slow step under a sanitizer
+  // (a journal CLI run) outlasted a short grace, so serve released it behind the test's back.
+  // Tests of releasing set kShortReleaseGrace.
+  std::string release_grace = "10m";
   std::string log_level = "debug";
 };
 

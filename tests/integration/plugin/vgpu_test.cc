@@ -246,7 +246,7 @@ TEST_F(VgpuTest, MdevWhoseGroupNodeIsMissingFailsTheAllocateNamingIt) {
 }
 
 TEST_F(VgpuTest, MdevAllocationIsReleasedWhenItsPodGoes) {
-  Prepare({.vgpu_preset = sim::VgpuNodePreset::kMdevA100});
+  Prepare({.vgpu_preset = sim::VgpuNodePreset::kMdevA100, .release_grace = kShortReleaseGrace});
   StartServe();
   auto admitted = kubelet_->AdmitPod("vms", "vgpu-vm", {{"compute", 1}}, resource_);
   ASSERT_TRUE(admitted.ok()) << Describe(admitted.status);
@@ -394,7 +394,7 @@ TEST_F(VgpuTest, VfsWithFabricManagerActivateOneVfPerGpuInPartitionOrder) {  // 
 }
 
 TEST_F(VgpuTest, VfPartitionSurvivesFmLossAndIsReleasedWithItsPod) {
-  Prepare({.vgpu_preset = sim::VgpuNodePreset::kVfH100});
+  Prepare({.vgpu_preset = sim::VgpuNodePreset::kVfH100, .release_grace = kShortReleaseGrace});
   StartServe();
   auto admitted = kubelet_->AdmitPod("vms", "vgpu-vm", {{"compute", 4}}, resource_);
   ASSERT_TRUE(admitted.ok()) << Describe(admitted.status);
