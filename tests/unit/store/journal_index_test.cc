@@ -96,19 +96,27 @@ TEST(JournalIndexTest, AppendRejectsAnEmptyTagAndAFailedAppendLeavesNoRows) {
   EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM event_subjects"), 0);
 }
 
+// A reader of a journal of `count` events, all tagged p:1, whose event `deleted` was then
+// removed behind its back (its index row stays).
+std::unique_ptr<Journal> TaggedJournalWithout(const TempDir& dir, std::uint64_t count,
+                                              std::uint64_t deleted) {
+  {
+    auto journal = OpenOrDie(dir / "journal.db", OpenMode::kReadWrite);
+    std::vector<NewEvent> events = MakeEvents(1, count);
+    for (auto& e : events) e.subjects = {"p:1"};
+    EXPECT_TRUE(journal->Append(events).ok());
+  }
+  {
+    RawDb raw(dir / "journal.db");
+    EXPECT_EQ(raw.Exec("DELETE FROM events WHERE seq = " + std::to_string(deleted)), SQLITE_OK);
+  }
+  return OpenOrDie(dir / "journal.db", OpenMode::kReadOnly);
+}
+
 // An index row that names a deleted event is damage, not a silent gap.
 TEST(JournalIndexTest, AnIndexRowWithoutItsEventIsReportedAsDamage) {
   TempDir dir;
-  auto journal = OpenOrDie(dir / "journal.db", OpenMode::kReadWrite);
-  std::vector<NewEvent> events = MakeEvents(1, 5);
-  for (auto& e : events) e.subjects = {"p:1"};
-  ASSERT_TRUE(journal->Append(events).ok());
-  journal.reset();
-  {
-    RawDb raw(dir / "journal.db");
-    ASSERT_EQ(raw.Exec("DELETE FROM events WHERE seq = 5"), SQLITE_OK);
-  }
-  auto reader = OpenOrDie(dir / "journal.db", OpenMode::kReadOnly);
+  auto reader = TaggedJournalWithout(dir, 5, 5);
   EventFilter f;
   f.subject = "p:1";
   Status s = reader->ForEachMatching(f, [](const StoredEvent&) { return Status::Ok(); });
@@ -120,16 +128,7 @@ TEST(JournalIndexTest, AnIndexRowWithoutItsEventIsReportedAsDamage) {
 // skipped (its successor would otherwise be checked against the wrong predecessor).
 TEST(JournalIndexTest, AnEventMissingInsideARunOfIndexedSeqsIsNamed) {
   TempDir dir;
-  auto journal = OpenOrDie(dir / "journal.db", OpenMode::kReadWrite);
-  std::vector<NewEvent> events = MakeEvents(1, 6);
-  for (auto& e : events) e.subjects = {"p:1"};
-  ASSERT_TRUE(journal->Append(events).ok());
-  journal.reset();
-  {
-    RawDb raw(dir / "journal.db");
-    ASSERT_EQ(raw.Exec("DELETE FROM events WHERE seq = 3"), SQLITE_OK);
-  }
-  auto reader = OpenOrDie(dir / "journal.db", OpenMode::kReadOnly);
+  auto reader = TaggedJournalWithout(dir, 6, 3);
   EventFilter f;
   f.subject = "p:1";
   std::vector<std::uint64_t> listed;
