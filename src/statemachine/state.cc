@@ -135,19 +135,24 @@ std::optional<PartitionId> PartitionWithExactDevices(const State& state,
 
 std::vector<PartitionId> ActivePartitionsOverlapping(const State& state,
                                                      const std::set<Bdf>& devices) {
-  std::set<Bdf> gpus;
-  for (const Bdf& device : devices) gpus.insert(GpuOf(state, device));
+  // The module mapping is one-to-one (Apply refuses any other, CheckModuleMapping says so), so a
+  // partition module's BDF is one of these GPUs exactly when the module is one of theirs: the
+  // scan below compares module numbers, not BDF strings (it runs on every activation replayed).
+  std::vector<ModuleId> modules;
+  for (const Bdf& device : devices) {
+    auto module = state.module_of_bdf.find(GpuOf(state, device));
+    if (module != state.module_of_bdf.end()) modules.push_back(module->second);
+  }
+  const auto is_one_of_them = [&](ModuleId m) {
+    return std::find(modules.begin(), modules.end(), m) != modules.end();
+  };
   std::vector<PartitionId> out;
+  if (modules.empty()) return out;
   for (const auto& [id, active] : state.active) {
     auto partition = state.partitions.find(id);
     if (partition == state.partitions.end()) continue;
-    for (ModuleId module : partition->second.physical_ids) {
-      auto bdf = state.bdf_of_module.find(module);
-      if (bdf != state.bdf_of_module.end() && gpus.count(bdf->second)) {
-        out.push_back(id);
-        break;
-      }
-    }
+    const auto& ids = partition->second.physical_ids;
+    if (std::any_of(ids.begin(), ids.end(), is_one_of_them)) out.push_back(id);
   }
   return out;
 }
