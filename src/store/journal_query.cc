@@ -154,23 +154,73 @@ Result<std::optional<std::int64_t>> SubjectIdOf(Journal::Impl& j, const std::str
   return std::optional<std::int64_t>(sqlite3_column_int64(stmt.get(), 0));
 }
 
+// The subject's events with seq >= from and time >= since, each with its predecessor's stored
+// hash, from one statement: SQLite walks the subject's index rows and steps its event cursors
+// forward, where a statement per run of seqs (VisitSeqs) would be reset and rebound and descend
+// the events B-tree from its root for each run (158,414 runs for 396,035 events in a 10 M-event
+// journal).
+constexpr char kSubjectEventsSql[] =
+    "SELECT es.seq, e.seq, e.time_us, e.type, e.payload, e.hash, p.hash "
+    "FROM event_subjects es "
+    "LEFT JOIN events e ON e.seq = es.seq "
+    "LEFT JOIN events p ON p.seq = es.seq - 1 "
+    "WHERE es.subject_id = ?1 AND es.seq >= ?2 AND es.time_us >= ?3 ORDER BY es.seq";
+
+// The stored hash of seq-1 from column `column` of the current row (the zero hash for seq 1).
+Status PredecessorHashOfRow(const Journal::Impl& j, sqlite3_stmt* stmt, int column,
+                            std::int64_t seq, Hash* prev) {
+  if (seq <= 1) {
+    *prev = kZeroHash;
+    return Status::Ok();
+  }
+  const auto before = static_cast<std::uint64_t>(seq - 1);
+  if (sqlite3_column_type(stmt, column) == SQLITE_NULL) {
+    return Damaged(j, before, "event seq " + std::to_string(before) + " is missing");
+  }
+  const std::string_view stored = ColumnView(stmt, column);
+  if (!ToHash(stored, prev)) {
+    return Damaged(j, before,
+                   "its hash is " + std::to_string(stored.size()) + " bytes, expected 32");
+  }
+  return Status::Ok();
+}
+
+Status VisitSubjectEvents(Journal::Impl& j, std::int64_t subject_id, std::uint64_t from,
+                          std::int64_t since, const std::function<Status(const StoredEvent&)>& fn) {
+  GFP_ASSIGN_OR_RETURN(PreparedStatement stmt,
+                       PreparedStatement::Prepare(j.handle(), kSubjectEventsSql, false, j.path));
+  sqlite3_bind_int64(stmt.get(), 1, subject_id);
+  sqlite3_bind_int64(stmt.get(), 2, ToSqlSeq(from));
+  sqlite3_bind_int64(stmt.get(), 3, since);
+  EventRow row;
+  Hash prev = kZeroHash;
+  StoredEvent ev;
+  for (;;) {
+    const int rc = sqlite3_step(stmt.get());
+    if (rc == SQLITE_DONE) return Status::Ok();
+    if (rc != SQLITE_ROW) return SqliteStatus(rc, j.handle(), "reading events", j.path);
+    row.seq = sqlite3_column_int64(stmt.get(), 0);
+    if (sqlite3_column_type(stmt.get(), 1) == SQLITE_NULL) return IndexNamesMissing(j, row.seq);
+    GFP_RETURN_IF_ERROR(PredecessorHashOfRow(j, stmt.get(), 6, row.seq, &prev));
+    row.time_unix_micros = sqlite3_column_int64(stmt.get(), 2);
+    row.type = ColumnView(stmt.get(), 3);
+    row.payload = ColumnView(stmt.get(), 4);
+    row.hash = ColumnView(stmt.get(), 5);
+    GFP_RETURN_IF_ERROR(CheckedEvent(j, row, prev, &ev));
+    GFP_RETURN_IF_ERROR(fn(ev));
+  }
+}
+
 // The indexed part (seq >= from): through the subject's rows, or the time index, or a scan.
 Status MatchIndexed(Journal::Impl& j, std::uint64_t from, const EventFilter& filter,
                     const std::function<Status(const StoredEvent&)>& fn) {
-  std::vector<std::int64_t> seqs;
   if (!filter.subject.empty()) {
     GFP_ASSIGN_OR_RETURN(std::optional<std::int64_t> id, SubjectIdOf(j, filter.subject));
     if (!id) return Status::Ok();
-    GFP_ASSIGN_OR_RETURN(bool all, CollectSeqs(j,
-                                               "SELECT seq FROM event_subjects WHERE "
-                                               "subject_id = ?1 AND seq >= ?2 AND time_us >= ?3 "
-                                               "ORDER BY seq",
-                                               {*id, ToSqlSeq(from), filter.since_time_us},
-                                               std::numeric_limits<std::size_t>::max(), &seqs));
-    (void)all;
-    return VisitSeqs(j, seqs, fn);
+    return VisitSubjectEvents(j, *id, from, filter.since_time_us, fn);
   }
   if (filter.since_time_us != std::numeric_limits<std::int64_t>::min()) {
+    std::vector<std::int64_t> seqs;
     GFP_ASSIGN_OR_RETURN(
         bool all, CollectSeqs(j,
                               "SELECT seq FROM events INDEXED BY events_by_time "

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <random>
 
 #include "journal_test_util.h"
@@ -161,6 +162,54 @@ TEST(JournalIndexTest, AChangedEventFoundThroughTheIndexFailsItsHashCheck) {
   Status s = reader->ForEachMatching(f, [](const StoredEvent&) { return Status::Ok(); });
   EXPECT_EQ(s.code(), ErrorCode::kDataLoss);
   EXPECT_NE(s.message().find("damaged at seq 3"), std::string::npos) << s.message();
+}
+
+// Five events, only the last tagged "p:1", then `damage` done to the file behind the journal's
+// back; the damaged journal opened for reading.
+std::unique_ptr<Journal> FifthEventTaggedThen(const TempDir& dir,
+                                              const std::function<int(RawDb&)>& damage) {
+  {
+    auto journal = OpenOrDie(dir / "journal.db", OpenMode::kReadWrite);
+    std::vector<NewEvent> events = MakeEvents(1, 5);
+    events[4].subjects = {"p:1"};
+    EXPECT_TRUE(journal->Append(events).ok());
+  }
+  {
+    RawDb raw(dir / "journal.db");
+    EXPECT_EQ(damage(raw), SQLITE_OK);
+  }
+  return OpenOrDie(dir / "journal.db", OpenMode::kReadOnly);
+}
+
+Status ListP1(const Journal& journal) {
+  EventFilter f;
+  f.subject = "p:1";
+  return journal.ForEachMatching(f, [](const StoredEvent&) { return Status::Ok(); });
+}
+
+// A listed event is checked against its predecessor's stored hash also where the predecessor
+// carries no asked tag (the index does not name it): a predecessor that is gone is damage named
+// at its seq.
+TEST(JournalIndexTest, AListedEventsMissingUntaggedPredecessorIsNamed) {
+  TempDir dir;
+  auto reader = FifthEventTaggedThen(
+      dir, [](RawDb& raw) { return raw.Exec("DELETE FROM events WHERE seq = 4"); });
+  Status s = ListP1(*reader);
+  EXPECT_EQ(s.code(), ErrorCode::kDataLoss);
+  EXPECT_NE(s.message().find("damaged at seq 4: event seq 4 is missing"), std::string::npos)
+      << s.message();
+}
+
+// ... and a predecessor whose stored hash is cut short is named with what is wrong with it.
+TEST(JournalIndexTest, AListedEventsPredecessorWithACutHashIsNamed) {
+  TempDir dir;
+  auto reader = FifthEventTaggedThen(
+      dir, [](RawDb& raw) { return raw.WriteBlob("events", "hash", 4, "abc"); });
+  Status s = ListP1(*reader);
+  EXPECT_EQ(s.code(), ErrorCode::kDataLoss);
+  EXPECT_NE(s.message().find("damaged at seq 4: its hash is 3 bytes, expected 32"),
+            std::string::npos)
+      << s.message();
 }
 
 // Golden fixture: schema-1 events carry no tags. Read as it is (reader) and once migrated
