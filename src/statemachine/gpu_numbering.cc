@@ -12,9 +12,19 @@ GpuNumbering::GpuNumbering(const State& state) : state_(state) {
     modules_.push_back(module);
     bdfs_.push_back(&bdf);
   }
+  if (!modules_.empty() && modules_.back() < kTableBound) {
+    gpu_of_module_.assign(modules_.back() + 1, kNoGpu);
+    for (std::size_t gpu = 0; gpu < modules_.size(); ++gpu) {
+      gpu_of_module_[modules_[gpu]] = static_cast<std::uint16_t>(gpu);
+    }
+  }
 }
 
 std::optional<std::size_t> GpuNumbering::OfModule(ModuleId module) const {
+  if (!gpu_of_module_.empty()) {
+    if (module >= gpu_of_module_.size() || gpu_of_module_[module] == kNoGpu) return std::nullopt;
+    return gpu_of_module_[module];
+  }
   auto it = std::lower_bound(modules_.begin(), modules_.end(), module);
   if (it == modules_.end() || *it != module) return std::nullopt;
   return static_cast<std::size_t>(it - modules_.begin());

@@ -23,10 +23,18 @@ class GpuNumbering {
   std::optional<std::size_t> OfModule(ModuleId module) const;
   std::optional<std::size_t> OfBdf(const Bdf& gpu) const;  // a GPU's BDF, not a VF's
 
+  // Module ids are FM's physical ids, small numbers on every HGX board: below this bound OfModule
+  // is one load from a table by module id (a call asks it about a hundred times); at or above
+  // it, a binary search.
+  static constexpr ModuleId kTableBound = 1024;
+
  private:
+  static constexpr std::uint16_t kNoGpu = 0xffff;
+
   const State& state_;
-  std::vector<ModuleId> modules_;  // sorted
-  std::vector<const Bdf*> bdfs_;   // by number
+  std::vector<ModuleId> modules_;             // sorted
+  std::vector<const Bdf*> bdfs_;              // by number
+  std::vector<std::uint16_t> gpu_of_module_;  // by module id; empty: some id >= kTableBound
 };
 
 // `rows` sets of numbered GPUs, in one allocation.
