@@ -226,24 +226,28 @@ Result<std::vector<std::string>> PreferredByPartition(const State& state,
   const Table table = TableOf(state, numbering, offer);
 
   std::optional<Candidate> best;
-  std::vector<std::string> reasons;
+  std::vector<std::size_t> not_offered;  // rows of the asked size; their reasons only on refusal
   std::size_t same_size = 0;
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
     if (table.rows[row].partition->physical_ids.size() != request.size) continue;
     ++same_size;
-    // Cheap tests first: an offerable partition builds no reason text.
     const bool offerable = table.rows[row].usable && !table.rows[row].partition->degraded() &&
                            std::all_of(offer.must.begin(), offer.must.end(),
                                        [&](auto gpu) { return gpu && table.gpus.Has(row, *gpu); });
     if (!offerable) {
-      reasons.push_back(WhyNotOffered(state, numbering, offer, table, row, must));
+      not_offered.push_back(row);
       continue;
     }
     Candidate c = RankCandidate(state, numbering, offer, table, row, request.size);
     if (!best || c.rank() < best->rank()) best = c;
   }
-  if (!best) return NoPartitionFits(state, request.size, same_size, reasons);
-  return AnswerFor(numbering, offer, table, best->row, request, must);
+  if (best) return AnswerFor(numbering, offer, table, best->row, request, must);
+  std::vector<std::string> reasons;
+  reasons.reserve(not_offered.size());
+  for (std::size_t row : not_offered) {
+    reasons.push_back(WhyNotOffered(state, numbering, offer, table, row, must));
+  }
+  return NoPartitionFits(state, request.size, same_size, reasons);
 }
 
 }  // namespace gfp::sm
