@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <set>
 
 #include "statemachine/gpu_numbering.h"
 #include "statemachine/preferred.h"
@@ -170,15 +169,18 @@ struct Candidate {
   auto rank() const { return std::tie(breaks, numa_nodes, lowest_numa, id); }
 };
 
+// `nodes` is scratch space, kept by the caller across candidates so ranking allocates nothing.
 Candidate RankCandidate(const State& state, const GpuNumbering& numbering, const Offer& offer,
-                        const Table& table, std::size_t row, std::size_t size) {
+                        const Table& table, std::size_t row, std::size_t size,
+                        std::vector<int>* nodes) {
   Candidate c{row, table.rows[row].partition->id};
-  std::set<int> nodes;
+  nodes->clear();
   for (ModuleId module : table.rows[row].partition->physical_ids) {
-    nodes.insert(offer.NumaFor(state, numbering, *numbering.OfModule(module)));
+    nodes->push_back(offer.NumaFor(state, numbering, *numbering.OfModule(module)));
   }
-  c.numa_nodes = static_cast<int>(nodes.size());
-  c.lowest_numa = nodes.empty() ? 0 : *nodes.begin();
+  std::sort(nodes->begin(), nodes->end());
+  c.numa_nodes = static_cast<int>(std::unique(nodes->begin(), nodes->end()) - nodes->begin());
+  c.lowest_numa = nodes->empty() ? 0 : nodes->front();
   for (std::size_t larger = 0; larger < table.rows.size(); ++larger) {
     if (table.rows[larger].partition->physical_ids.size() <= size || !table.rows[larger].usable)
       continue;
@@ -226,6 +228,8 @@ Result<std::vector<std::string>> PreferredByPartition(const State& state,
   const Table table = TableOf(state, numbering, offer);
 
   std::optional<Candidate> best;
+  std::vector<int> numa_nodes;
+  numa_nodes.reserve(request.size);
   std::vector<std::size_t> not_offered;  // rows of the asked size; their reasons only on refusal
   std::size_t same_size = 0;
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
@@ -238,7 +242,7 @@ Result<std::vector<std::string>> PreferredByPartition(const State& state,
       not_offered.push_back(row);
       continue;
     }
-    Candidate c = RankCandidate(state, numbering, offer, table, row, request.size);
+    Candidate c = RankCandidate(state, numbering, offer, table, row, request.size, &numa_nodes);
     if (!best || c.rank() < best->rank()) best = c;
   }
   if (best) return AnswerFor(numbering, offer, table, best->row, request, must);
