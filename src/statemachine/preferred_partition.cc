@@ -228,8 +228,7 @@ Result<std::vector<std::string>> PreferredByPartition(const State& state,
   const Table table = TableOf(state, numbering, offer);
 
   std::optional<Candidate> best;
-  std::vector<int> numa_nodes;
-  numa_nodes.reserve(request.size);
+  std::vector<int> numa_nodes;           // not reserved: request.size is kubelet's, up to 2^31 - 1
   std::vector<std::size_t> not_offered;  // rows of the asked size; their reasons only on refusal
   std::size_t same_size = 0;
   for (std::size_t row = 0; row < table.rows.size(); ++row) {

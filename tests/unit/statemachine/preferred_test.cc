@@ -2,9 +2,13 @@
 #include "statemachine/preferred.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <tuple>
 
+#include "common/sanitizer_build.h"
 #include "common/sm_fixtures.h"
 
 namespace gfp::sm {
@@ -134,6 +138,53 @@ TEST(PreferredByPartition, NoCandidateNamesEveryPartitionAndWhy) {
   EXPECT_THAT(three.status().message(), HasSubstr("no partition has 3 GPUs (sizes: 1 2 4 8)"));
   auto too_many = PreferredByPartition(d.state, {node.bdfs_by_module, Modules(node, {1, 2}), 1});
   EXPECT_THAT(too_many.status().message(), HasSubstr("exceeds allocation size"));
+}
+
+// Lowers this process's address-space limit to what it maps now plus `headroom` for one scope,
+// so that sizing a buffer by an outside number fails here as it would on a small node.
+class AddressSpaceCap {
+ public:
+  explicit AddressSpaceCap(std::size_t headroom) {
+    if (::getrlimit(RLIMIT_AS, &saved_) != 0) return;
+    std::ifstream statm("/proc/self/statm");
+    std::size_t pages = 0;
+    statm >> pages;
+    rlimit capped = saved_;
+    capped.rlim_cur = pages * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)) + headroom;
+    applied_ = ::setrlimit(RLIMIT_AS, &capped) == 0;
+  }
+  ~AddressSpaceCap() {
+    if (applied_) ::setrlimit(RLIMIT_AS, &saved_);
+  }
+  bool applied() const { return applied_; }
+
+ private:
+  rlimit saved_{};
+  bool applied_ = false;
+};
+
+// kubelet's allocation size is an int32: the largest is refused like any size without a
+// partition, with nothing sized by it (2^31 - 1 ints would be 8 GiB).
+TEST(PreferredByPartition, TheLargestAllocationSizeIsRefusedByName) {
+  if (gfp::testing::kSanitizerBuild) {
+    GTEST_SKIP() << "sanitizers map terabytes of shadow memory: no address-space cap";
+  }
+  const auto node = gfp::testing::H100Node();
+  Driver d;
+  d.Boot(node);
+  ObserveFabricState f;
+  f.now = d.now;
+  f.partitions = gfp::testing::PartitionsOf(node);
+  d.Run(f);
+  Result<std::vector<std::string>> answer = InvalidArgument("not asked");
+  {
+    AddressSpaceCap cap(std::size_t{1} << 30);
+    ASSERT_TRUE(cap.applied());
+    answer = PreferredByPartition(d.state, {node.bdfs_by_module, {}, 2147483647});
+  }
+  ASSERT_FALSE(answer.ok());
+  EXPECT_THAT(answer.status().message(),
+              HasSubstr("no partition has 2147483647 GPUs (sizes: 1 2 4 8)"));
 }
 
 // Issue 8: without FM's table the answer said "no partition has 2 GPUs (sizes:)".
