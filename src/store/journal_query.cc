@@ -111,9 +111,8 @@ Status VisitRun(Journal::Impl& j, std::int64_t first, std::int64_t last,
   return expected <= last ? IndexNamesMissing(j, expected) : Status::Ok();
 }
 
-// Visits the seqs (ascending) a run of consecutive ones at a time: an event's subjects usually
-// name its neighbours too (a partition's activation, its grant), so one B-tree descent serves
-// several.
+// Visits the seqs (ascending) a run of consecutive ones at a time: the events since a time are
+// mostly consecutive, so one B-tree descent serves several.
 Status VisitSeqs(Journal::Impl& j, const std::vector<std::int64_t>& seqs,
                  const std::function<Status(const StoredEvent&)>& fn) {
   for (std::size_t i = 0; i < seqs.size();) {

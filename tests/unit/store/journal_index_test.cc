@@ -97,21 +97,38 @@ TEST(JournalIndexTest, AppendRejectsAnEmptyTagAndAFailedAppendLeavesNoRows) {
   EXPECT_EQ(raw.QueryInt("SELECT count(*) FROM event_subjects"), 0);
 }
 
-// A reader of a journal of `count` events, all tagged p:1, whose event `deleted` was then
-// removed behind its back (its index row stays).
-std::unique_ptr<Journal> TaggedJournalWithout(const TempDir& dir, std::uint64_t count,
-                                              std::uint64_t deleted) {
+// `events` appended, then `damage` done to the file behind the journal's back; the damaged
+// journal opened for reading.
+std::unique_ptr<Journal> JournalDamagedBy(const TempDir& dir, const std::vector<NewEvent>& events,
+                                          const std::function<int(RawDb&)>& damage) {
   {
     auto journal = OpenOrDie(dir / "journal.db", OpenMode::kReadWrite);
-    std::vector<NewEvent> events = MakeEvents(1, count);
-    for (auto& e : events) e.subjects = {"p:1"};
     EXPECT_TRUE(journal->Append(events).ok());
   }
   {
     RawDb raw(dir / "journal.db");
-    EXPECT_EQ(raw.Exec("DELETE FROM events WHERE seq = " + std::to_string(deleted)), SQLITE_OK);
+    EXPECT_EQ(damage(raw), SQLITE_OK) << raw.last_error();
   }
   return OpenOrDie(dir / "journal.db", OpenMode::kReadOnly);
+}
+
+// Five events, only the last tagged "p:1", then `damage`.
+std::unique_ptr<Journal> FifthEventTaggedThen(const TempDir& dir,
+                                              const std::function<int(RawDb&)>& damage) {
+  std::vector<NewEvent> events = MakeEvents(1, 5);
+  events[4].subjects = {"p:1"};
+  return JournalDamagedBy(dir, events, damage);
+}
+
+// A reader of a journal of `count` events, all tagged p:1, whose event `deleted` was then
+// removed behind its back (its index row stays).
+std::unique_ptr<Journal> TaggedJournalWithout(const TempDir& dir, std::uint64_t count,
+                                              std::uint64_t deleted) {
+  std::vector<NewEvent> events = MakeEvents(1, count);
+  for (auto& e : events) e.subjects = {"p:1"};
+  return JournalDamagedBy(dir, events, [deleted](RawDb& raw) {
+    return raw.Exec("DELETE FROM events WHERE seq = " + std::to_string(deleted));
+  });
 }
 
 // An index row that names a deleted event is damage, not a silent gap.
@@ -162,23 +179,6 @@ TEST(JournalIndexTest, AChangedEventFoundThroughTheIndexFailsItsHashCheck) {
   Status s = reader->ForEachMatching(f, [](const StoredEvent&) { return Status::Ok(); });
   EXPECT_EQ(s.code(), ErrorCode::kDataLoss);
   EXPECT_NE(s.message().find("damaged at seq 3"), std::string::npos) << s.message();
-}
-
-// Five events, only the last tagged "p:1", then `damage` done to the file behind the journal's
-// back; the damaged journal opened for reading.
-std::unique_ptr<Journal> FifthEventTaggedThen(const TempDir& dir,
-                                              const std::function<int(RawDb&)>& damage) {
-  {
-    auto journal = OpenOrDie(dir / "journal.db", OpenMode::kReadWrite);
-    std::vector<NewEvent> events = MakeEvents(1, 5);
-    events[4].subjects = {"p:1"};
-    EXPECT_TRUE(journal->Append(events).ok());
-  }
-  {
-    RawDb raw(dir / "journal.db");
-    EXPECT_EQ(damage(raw), SQLITE_OK);
-  }
-  return OpenOrDie(dir / "journal.db", OpenMode::kReadOnly);
 }
 
 Status ListP1(const Journal& journal) {
