@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <system_error>
 
 #include "common/text_escape.h"
@@ -66,25 +67,36 @@ int CreateFresh(const fs::path& temp) {
   return fd;
 }
 
+// Fills the new file `fd` with `content`, mode 0644 (the umask must not make it unreadable for
+// its readers), synced when it must survive a power cut. `shown` names the file in errors.
+Status Fill(const fs::path& target, int fd, const std::string& shown, std::string_view content,
+            Durability durability) {
+  if (::fchmod(fd, 0644) != 0) return StepFailed(target, "chmod of " + shown, errno);
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return StepFailed(target, "writing " + shown, errno);
+    done += static_cast<std::size_t>(n);
+  }
+  if (durability == Durability::kSurvivesPowerLoss && ::fsync(fd) != 0) {
+    return StepFailed(target, "syncing " + shown, errno);
+  }
+  return Status::Ok();
+}
+
 Status WriteAll(const fs::path& target, const fs::path& temp, std::string_view content,
                 Durability durability) {
   UniqueFd fd(CreateFresh(temp));
   if (fd.get() < 0) return StepFailed(target, "creating " + Shown(temp), errno);
-  // The umask must not make it unreadable for NFD.
-  if (::fchmod(fd.get(), 0644) != 0) return StepFailed(target, "chmod of " + Shown(temp), errno);
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return StepFailed(target, "writing " + Shown(temp), errno);
-    done += static_cast<std::size_t>(n);
-  }
-  if (durability == Durability::kSurvivesPowerLoss && ::fsync(fd.get()) != 0) {
-    return StepFailed(target, "syncing " + Shown(temp), errno);
-  }
+  GFP_RETURN_IF_ERROR(Fill(target, fd.get(), Shown(temp), content, durability));
   if (fd.Close() != 0) return StepFailed(target, "closing " + Shown(temp), errno);
   return Status::Ok();
 }
+
+// open(O_TMPFILE) failed because the file system (or kernel) has no unnamed files; EISDIR is a
+// kernel that reads O_TMPFILE as O_DIRECTORY alone.
+bool NoUnnamedFiles(int err) { return err == EOPNOTSUPP || err == EISDIR || err == EINVAL; }
 
 }  // namespace
 
@@ -101,6 +113,36 @@ Status ReplaceFileAtomically(const fs::path& path, std::string_view content,
   if (!written.ok()) {
     ::unlink(temp.c_str());
     return written;
+  }
+  if (durability == Durability::kAtomicOnly) return Status::Ok();
+  return FsyncDirectory(path, dir);
+}
+
+Status WriteFileAtomically(const fs::path& path, std::string_view content, Durability durability) {
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  UniqueFd fd(::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644));
+  if (fd.get() < 0) {
+    if (NoUnnamedFiles(errno)) return ReplaceFileAtomically(path, content, durability);
+    return StepFailed(path, "creating an unnamed file in " + Shown(dir), errno);
+  }
+  const std::string shown = "the unnamed file in " + Shown(dir);
+  GFP_RETURN_IF_ERROR(Fill(path, fd.get(), shown, content, durability));
+  char proc_path[40];
+  std::snprintf(proc_path, sizeof proc_path, "/proc/self/fd/%d", fd.get());
+  // linkat never replaces: anything at `path` (a file, a folder, a symlink, never followed)
+  // answers EEXIST and is replaced through the staging folder instead. ENOENT: no /proc (the
+  // way to link an unnamed file without CAP_DAC_READ_SEARCH), or the folder went away, which
+  // the staging path then names.
+  if (::linkat(AT_FDCWD, proc_path, AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+    if (errno == EEXIST || errno == ENOENT || NoUnnamedFiles(errno)) {
+      return ReplaceFileAtomically(path, content, durability);
+    }
+    return StepFailed(path, "linking " + shown + " into place", errno);
+  }
+  if (fd.Close() != 0) {
+    const int err = errno;
+    ::unlink(path.c_str());
+    return StepFailed(path, "closing " + shown, err);
   }
   if (durability == Durability::kAtomicOnly) return Status::Ok();
   return FsyncDirectory(path, dir);

@@ -37,4 +37,12 @@ enum class Durability { kSurvivesPowerLoss, kAtomicOnly };
 Status ReplaceFileAtomically(const std::filesystem::path& path, std::string_view content,
                              Durability durability = Durability::kSurvivesPowerLoss);
 
+// As ReplaceFileAtomically, and cheaper where nothing is at `path` yet: the file is written
+// unnamed in its folder (O_TMPFILE) and linked into place whole (through /proc/self/fd), so no
+// staging folder and no temporary name are created, and readers see no file or the whole one.
+// Where something is at `path` (a symlink there is never followed), or the file system has no
+// unnamed files, or /proc is not mounted, it is replaced as ReplaceFileAtomically does. A missing
+// folder is NotFound, naming `path`.
+Status WriteFileAtomically(const std::filesystem::path& path, std::string_view content,
+                           Durability durability = Durability::kSurvivesPowerLoss);
 }  // namespace gfp::adapters::host

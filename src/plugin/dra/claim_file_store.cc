@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <set>
 #include <system_error>
 
 #include "adapters/host/atomic_file.h"
@@ -25,21 +26,30 @@ fs::path BaseOf(const ClaimFileDirs& dirs, const fs::path& path) {
   return {};
 }
 
-// Each folder from `base` down to `dir` exists as a real folder, created 0755 when missing.
-Status MakeFolders(const fs::path& base, const fs::path& dir, const fs::path& file) {
+// The folders one WriteClaimFiles call has made or checked: each is checked once, not per file.
+using MadeFolders = std::set<fs::path>;
+
+// Each folder from `base` down to `dir` exists as a real folder, created 0755 when missing. A
+// folder this call created is one (mkdir made it); only one that was there is checked.
+Status MakeFolders(const fs::path& base, const fs::path& dir, const fs::path& file,
+                   MadeFolders& made) {
   fs::path at = base;
   for (const auto& part : dir.lexically_normal().lexically_relative(base.lexically_normal())) {
     if (part == ".") continue;
     at /= part;
-    if (::mkdir(at.c_str(), 0755) != 0 && errno != EEXIST) {
-      return Internal("cannot write " + Shown(file) + ": creating " + Shown(at) +
-                      " failed: " + std::error_code(errno, std::generic_category()).message());
+    if (made.count(at) != 0) continue;
+    if (::mkdir(at.c_str(), 0755) != 0) {
+      if (errno != EEXIST) {
+        return Internal("cannot write " + Shown(file) + ": creating " + Shown(at) +
+                        " failed: " + std::error_code(errno, std::generic_category()).message());
+      }
+      struct stat info {};
+      if (::lstat(at.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+        return FailedPrecondition("cannot write " + Shown(file) + ": " + Shown(at) +
+                                  " is not a folder (a symlink or a file is there; remove it)");
+      }
     }
-    struct stat info {};
-    if (::lstat(at.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-      return FailedPrecondition("cannot write " + Shown(file) + ": " + Shown(at) +
-                                " is not a folder (a symlink or a file is there; remove it)");
-    }
+    made.insert(at);
   }
   return Status::Ok();
 }
@@ -47,20 +57,24 @@ Status MakeFolders(const fs::path& base, const fs::path& dir, const fs::path& fi
 }  // namespace
 
 Status WriteClaimFiles(const ClaimFileDirs& dirs, const std::vector<ClaimFile>& files) {
+  MadeFolders made;
   for (const ClaimFile& file : files) {
     const fs::path base = BaseOf(dirs, file.path);
     if (base.empty()) {
       return InvalidArgument("claim file " + Shown(file.path) + " is outside " +
                              Shown(dirs.cdi_dir) + " and " + Shown(dirs.plugin_dir));
     }
-    std::error_code ec;
-    fs::create_directories(base, ec);  // --cdi-dir may not exist yet on a fresh host
-    if (ec) return Internal("cannot create " + Shown(base) + ": " + ec.message());
-    GFP_RETURN_IF_ERROR(MakeFolders(base, file.path.parent_path(), file.path));
+    if (made.insert(base).second) {
+      std::error_code ec;
+      fs::create_directories(base, ec);  // --cdi-dir may not exist yet on a fresh host
+      if (ec) return Internal("cannot create " + Shown(base) + ": " + ec.message());
+    }
+    GFP_RETURN_IF_ERROR(MakeFolders(base, file.path.parent_path(), file.path, made));
     // No fsync: a repeated Prepare (kubelet's, after a node restart too) compares each file's
     // content and rewrites what a power cut lost, journal first; two disk flushes per file
-    // would be most of a Prepare's time.
-    GFP_RETURN_IF_ERROR(adapters::host::ReplaceFileAtomically(
+    // would be most of a Prepare's time. A claim's files are new on its first Prepare: each is
+    // linked into place whole, without a staging folder per metadata folder.
+    GFP_RETURN_IF_ERROR(adapters::host::WriteFileAtomically(
         file.path, file.content, adapters::host::Durability::kAtomicOnly));
   }
   return Status::Ok();

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <fstream>
+#include <set>
 
 #include "common/temp_dir.h"
 
@@ -55,6 +56,19 @@ TEST_F(ClaimFileStoreTest, WrittenFilesAreWholeAndReadableByRuntimes) {
   }
   EXPECT_EQ(Mode(ClaimMetadataDir(claim, dirs)), 0755u);
   EXPECT_EQ(Mode(ClaimMetadataDir(claim, dirs) / "gpu0"), 0755u);
+}
+
+// A first Prepare makes the claim's files and their folders and nothing else: no staging folder
+// beside any of them (a new inode each, which an Unprepare then deletes again).
+TEST_F(ClaimFileStoreTest, AFirstWriteMakesOnlyTheFilesAndTheirFolders) {
+  ASSERT_TRUE(WriteClaimFiles(dirs, files).ok());
+  std::set<fs::path> expected;
+  for (const auto& f : files) {
+    for (fs::path at = f.path; at != dir.path(); at = at.parent_path()) expected.insert(at);
+  }
+  std::set<fs::path> found;
+  for (const auto& entry : fs::recursive_directory_iterator(dir.path())) found.insert(entry);
+  EXPECT_EQ(found, expected);
 }
 
 TEST_F(ClaimFileStoreTest, AMissingOrChangedFileIsSeen) {

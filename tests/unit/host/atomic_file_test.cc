@@ -1,5 +1,6 @@
 // ReplaceFileAtomically: whole files only, through a hidden staging folder, failures leave the
-// old file and no temporary behind.
+// old file and no temporary behind. WriteFileAtomically: a new file linked into place whole with
+// nothing else made; anything already at the path replaced as ReplaceFileAtomically does.
 #include "adapters/host/atomic_file.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -173,6 +175,77 @@ TEST_F(AtomicFile, AFailedWriteLeavesTheOldFileWhole) {
   EXPECT_EQ(WEXITSTATUS(wait_status), 0) << "11: accepted, 12/13: message without step/path";
   EXPECT_EQ(Read(Target()), "old=1\n");
   EXPECT_FALSE(fs::exists(Temp())) << "the half-written temporary file was left behind";
+}
+
+std::vector<std::string> Names(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Under a umask that would hide it from its readers, a new file still gets 0644, and the folder
+// holds the file alone: no staging folder, no temporary name.
+TEST_F(AtomicFile, ANewFileIsLinkedIntoPlaceWholeAndAlone) {
+  const mode_t previous = ::umask(077);
+  const Status status = WriteFileAtomically(Target(), "a=1\n");
+  ::umask(previous);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(Read(Target()), "a=1\n");
+  struct stat info {};
+  ASSERT_EQ(::lstat(Target().c_str(), &info), 0);
+  EXPECT_TRUE(S_ISREG(info.st_mode));
+  EXPECT_EQ(info.st_mode & 0777, 0644u);
+  EXPECT_EQ(Names(dir_.path()), (std::vector<std::string>{"gpu-fabric"}));
+}
+
+TEST_F(AtomicFile, WriteFileAtomicallyReplacesAnExistingFileAndNeverFollowsALink) {
+  ASSERT_TRUE(WriteFileAtomically(Target(), "old=1\n").ok());
+  std::ifstream reader(Target(), std::ios::binary);  // opened before the replacement
+  ASSERT_TRUE(WriteFileAtomically(Target(), "new=2\n").ok());
+  std::stringstream s;
+  s << reader.rdbuf();
+  EXPECT_EQ(s.str(), "old=1\n") << "the file was rewritten in place, not replaced";
+  EXPECT_EQ(Read(Target()), "new=2\n");
+
+  const fs::path victim = dir_.path() / "victim";
+  std::ofstream(victim) << "precious";
+  fs::remove(Target());
+  fs::create_symlink(victim, Target());
+  ASSERT_TRUE(WriteFileAtomically(Target(), "a=3\n").ok());
+  EXPECT_EQ(Read(victim), "precious") << "wrote through a symlink at the path";
+  EXPECT_FALSE(fs::is_symlink(Target()));
+  EXPECT_EQ(Read(Target()), "a=3\n");
+}
+
+TEST_F(AtomicFile, WriteFileAtomicallyNamesAMissingFolder) {
+  const fs::path target = dir_.path() / "absent" / "gpu-fabric";
+  const Status status = WriteFileAtomically(target, "a=1\n");
+  EXPECT_EQ(status.code(), ErrorCode::kNotFound);
+  EXPECT_NE(status.message().find(target.string()), std::string::npos) << status.message();
+}
+
+// A new file whose write fails half-way (EFBIG, as in AFailedWriteLeavesTheOldFileWhole) is never
+// linked: nothing appears at the path or beside it. Runs in a child for the limit.
+TEST_F(AtomicFile, ANewFileThatFailsHalfWayNeverAppears) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{16, 16};
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(10);
+    const Status status = WriteFileAtomically(Target(), std::string(4096, 'x'));
+    if (status.ok()) ::_exit(11);
+    if (status.message().find("writing") == std::string::npos) ::_exit(12);
+    ::_exit(0);
+  }
+  int wait_status = 0;
+  ASSERT_EQ(::waitpid(child, &wait_status, 0), child);
+  ASSERT_TRUE(WIFEXITED(wait_status));
+  EXPECT_EQ(WEXITSTATUS(wait_status), 0) << "11: accepted, 12: message without the step";
+  EXPECT_TRUE(fs::is_empty(dir_.path())) << "a part of the file or a temporary was left";
 }
 
 }  // namespace
