@@ -62,10 +62,15 @@ Result<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(Options options) {
   const std::string threads = std::to_string(server->options_.threads);
   const std::string bundle = server->options_.pki.server_bundle_file.string();
   const std::string ca = server->options_.pki.ca_file.string();
-  std::vector<const char*> civet = {
-      "listening_ports",    "127.0.0.1:0s", "num_threads",          threads.c_str(),
-      "ssl_certificate",    bundle.c_str(), "ssl_protocol_version", "4",  // TLS 1.2 and later
-      "request_timeout_ms", "10000",        "enable_keep_alive",    "no"};
+  // Kept alive as kube-apiserver keeps them; TCP_NODELAY because headers and body leave in two
+  // writes, and a kept-alive answer would otherwise wait on the client's delayed ACK (40 ms).
+  std::vector<const char*> civet = {"listening_ports",      "127.0.0.1:0s",   //
+                                    "num_threads",          threads.c_str(),  //
+                                    "ssl_certificate",      bundle.c_str(),   //
+                                    "ssl_protocol_version", "4",              // TLS 1.2 and later
+                                    "request_timeout_ms",   "10000",          //
+                                    "enable_keep_alive",    "yes",            //
+                                    "tcp_nodelay",          "1"};
   if (server->options_.accept_client_cert) {
     // "optional": a certificate is asked for and checked against the CA, but not required.
     civet.insert(civet.end(), {"ssl_verify_peer", "optional", "ssl_ca_file", ca.c_str()});

@@ -1,7 +1,8 @@
 // A fake Kubernetes API server over real HTTPS (civetweb + OpenSSL) for DRA mode's tests, the
 // simulated worlds and the demo: Nodes and ResourceClaims to read, ResourceSlices to list, watch,
 // create, update and delete, with resourceVersions, Status errors, bearer-token or client
-// certificate authentication, per-(verb, resource) 403 switches and injected faults.
+// certificate authentication, per-(verb, resource) 403 switches and injected faults. Connections
+// are kept alive, as kube-apiserver keeps them; an injected fault's answer closes its own.
 #pragma once
 
 #include <atomic>

@@ -13,7 +13,7 @@ int AnswerStatus(mg_connection* connection, int code, const std::string& verb,
       "injected fault: " + std::to_string(code) + " for " + verb + " " + resource;
   // 429 and 503 carry Retry-After, as kube-apiserver's priority and fairness sends them.
   const std::string headers = code == 429 || code == 503 ? "Retry-After: 1\r\n" : "";
-  SendJson(connection, code, StatusObject(code, message), headers);
+  SendJson(connection, code, StatusObject(code, message), headers, AfterAnswer::kClose);
   return code;
 }
 
@@ -34,7 +34,10 @@ int AnswerFault(mg_connection* connection, const Fault& fault, const std::string
                 const std::string& resource, const StopCheck& stop) {
   switch (fault.kind) {
     case FaultKind::kDrop:
-      return 0;  // nothing written: civetweb closes the connection (keep-alive is off)
+      // Nothing written: civetweb closes the connection. Every fault answer closes its
+      // connection, so this is a new one and the client sees the drop (on a reused connection
+      // curl would retry once by itself).
+      return 0;
     case FaultKind::kGarbage: {
       static constexpr char kBody[] = "<html><body>502 Bad Gateway {\"kind\": oops</body></html>";
       mg_printf(connection,

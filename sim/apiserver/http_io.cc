@@ -9,12 +9,13 @@
 namespace gfp::apisim {
 
 void SendJson(mg_connection* connection, int code, const nlohmann::json& body,
-              const std::string& extra_headers) {
+              const std::string& extra_headers, AfterAnswer after) {
   const std::string text = body.dump();
   mg_printf(connection,
             "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
-            "Cache-Control: no-cache, private\r\n%sConnection: close\r\n\r\n",
-            code, HttpReason(code), text.size(), extra_headers.c_str());
+            "Cache-Control: no-cache, private\r\n%s%s\r\n",
+            code, HttpReason(code), text.size(), extra_headers.c_str(),
+            after == AfterAnswer::kClose ? "Connection: close\r\n" : "");
   mg_write(connection, text.data(), text.size());
 }
 

@@ -18,10 +18,14 @@ namespace gfp::apisim {
 // true when the server is stopping or the request's stream should end.
 using StopCheck = std::function<bool()>;
 
-// The status line, JSON headers ("Connection: close"), any `extra_headers` ("Name: v\r\n") and
-// the body.
+// How an answer leaves its connection: open for the client's next request, as kube-apiserver
+// keeps it, or closed ("Connection: close"), as after an injected fault, so that the client's
+// next request opens a new connection and a dropped one is seen as dropped.
+enum class AfterAnswer { kKeepAlive, kClose };
+
+// The status line, JSON headers, any `extra_headers` ("Name: v\r\n") and the body.
 void SendJson(mg_connection* connection, int code, const nlohmann::json& body,
-              const std::string& extra_headers = "");
+              const std::string& extra_headers = "", AfterAnswer after = AfterAnswer::kKeepAlive);
 // Headers of a chunked 200 answer (a watch stream).
 void SendStreamHeaders(mg_connection* connection);
 // One chunk; false when the client is gone.

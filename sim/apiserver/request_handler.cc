@@ -149,11 +149,11 @@ int FakeApiServer::Handle(mg_connection* connection, void* self) {
                                     ? "the server could not find the requested resource"
                                     : "the server does not allow this method on the requested "
                                       "resource"));
-    server.log_.Add({"", "", full, code});
+    server.log_.Add({"", "", full, code, info->remote_port});
     return code;
   }
   const int code = server.Serve(connection, *route);
-  server.log_.Add({route->verb, route->resource, full, code});
+  server.log_.Add({route->verb, route->resource, full, code, info->remote_port});
   return code > 0 ? code : 1;  // 1: handled (a drop wrote nothing; civetweb closes)
 }
 

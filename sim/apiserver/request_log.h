@@ -13,6 +13,7 @@ struct RequestRecord {
   std::string resource;  // nodes, resourceclaims, resourceslices; "" if unrouted
   std::string path;      // with the query string
   int code = 0;
+  int client_port = 0;  // the client's TCP port: requests on one kept-alive connection share it
 };
 
 class RequestLog {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <vector>
 
 #include "tests/integration/dra/dra_world.h"
 
@@ -67,6 +68,27 @@ TEST_F(DraServeTest, PreparesWithOneGetAndUnpreparesWithNone) {
   active = world_->FabricActive();
   ASSERT_TRUE(active.ok());
   EXPECT_TRUE(active->empty());
+}
+
+// kube-apiserver keeps connections alive, and a new TLS connection per claim GET would cost a
+// Prepare more than the rest of its plugin work: Prepares one after another share one.
+TEST_F(DraServeTest, ClaimGetsOfSuccessivePreparesShareOneConnection) {
+  const Json a = ScheduleClaim("vm-a-gpus", 2);
+  const Json b = ScheduleClaim("vm-b-gpus", 2);
+  world_->api().ClearRequests();
+  for (const Json* claim : {&a, &b}) {
+    auto prepared = world_->dra_kubelet().Prepare({Ref(*claim)});
+    ASSERT_TRUE(prepared.ok()) << prepared.status.error_message();
+    ASSERT_EQ(prepared.response.at((*claim)["metadata"]["uid"]).error, "") << Log();
+  }
+  std::vector<int> ports;
+  for (const auto& request : world_->api().Requests()) {
+    if (request.verb == "get" && request.resource == "resourceclaims") {
+      ports.push_back(request.client_port);
+    }
+  }
+  ASSERT_EQ(ports.size(), 2u);
+  EXPECT_EQ(ports[0], ports[1]) << "the second claim GET opened a new connection";
 }
 
 TEST_F(DraServeTest, AWipedSliceIsRecreatedWithinFiveSeconds) {
