@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "common/temp_dir.h"
@@ -77,14 +78,22 @@ TEST_F(AtomicFile, TheWatchedFolderSeesOnlyTheRenameIntoPlace) {
   EXPECT_EQ(events, (std::vector<std::string>{"gpu-fabric moved in"}));
 }
 
-TEST_F(AtomicFile, AReaderOfTheOldFileKeepsTheWholeOldFile) {
-  ASSERT_TRUE(ReplaceFileAtomically(Target(), "old=1\n").ok());
-  std::ifstream reader(Target(), std::ios::binary);  // opened before the replacement
-  ASSERT_TRUE(ReplaceFileAtomically(Target(), "new=2\n").ok());
+// `write` replaces the file at `target` instead of rewriting it in place: a reader that opened
+// the old one keeps reading it whole.
+void ExpectAReaderOfTheOldFileKeepsIt(const std::function<Status(std::string_view)>& write,
+                                      const fs::path& target) {
+  ASSERT_TRUE(write("old=1\n").ok());
+  std::ifstream reader(target, std::ios::binary);  // opened before the replacement
+  ASSERT_TRUE(write("new=2\n").ok());
   std::stringstream s;
   s << reader.rdbuf();
   EXPECT_EQ(s.str(), "old=1\n") << "the file was rewritten in place, not replaced";
-  EXPECT_EQ(Read(Target()), "new=2\n");
+  EXPECT_EQ(Read(target), "new=2\n");
+}
+
+TEST_F(AtomicFile, AReaderOfTheOldFileKeepsTheWholeOldFile) {
+  ExpectAReaderOfTheOldFileKeepsIt(
+      [&](std::string_view content) { return ReplaceFileAtomically(Target(), content); }, Target());
 }
 
 TEST_F(AtomicFile, AMissingFolderIsNotFoundNamingThePath) {
@@ -153,26 +162,37 @@ TEST_F(AtomicFile, AFolderAtThePathFailsTheRenameAndLeavesNoTemporary) {
   EXPECT_FALSE(fs::exists(Temp()));
 }
 
-// A write that fails half-way (EFBIG from RLIMIT_FSIZE stands in for a full disk) leaves the
-// old file whole and no temporary. Runs in a child: the limit must not touch the test runner.
-TEST_F(AtomicFile, AFailedWriteLeavesTheOldFileWhole) {
-  ASSERT_TRUE(ReplaceFileAtomically(Target(), "old=1\n").ok());
+// Runs `write` (4096 bytes) in a child whose files may not grow past 16 bytes (EFBIG stands in
+// for a full disk; the limit must not touch the test runner). The child's exit code: 0 when the
+// write failed naming the step and `target`, 11 when it was accepted, 12/13 without step/path.
+int WriteUnderAFileSizeLimit(const std::function<Status(const std::string&)>& write,
+                             const fs::path& target) {
   const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
+  if (child < 0) return -1;
   if (child == 0) {
     ::signal(SIGXFSZ, SIG_IGN);
     const rlimit limit{16, 16};
     if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(10);
-    const Status status = ReplaceFileAtomically(Target(), std::string(4096, 'x'));
+    const Status status = write(std::string(4096, 'x'));
     if (status.ok()) ::_exit(11);
     if (status.message().find("writing") == std::string::npos) ::_exit(12);
-    if (status.message().find(Target().string()) == std::string::npos) ::_exit(13);
+    if (status.message().find(target.string()) == std::string::npos) ::_exit(13);
     ::_exit(0);
   }
   int wait_status = 0;
-  ASSERT_EQ(::waitpid(child, &wait_status, 0), child);
-  ASSERT_TRUE(WIFEXITED(wait_status));
-  EXPECT_EQ(WEXITSTATUS(wait_status), 0) << "11: accepted, 12/13: message without step/path";
+  if (::waitpid(child, &wait_status, 0) != child || !WIFEXITED(wait_status)) return -1;
+  return WEXITSTATUS(wait_status);
+}
+
+// A write that fails half-way leaves the old file whole and no temporary.
+TEST_F(AtomicFile, AFailedWriteLeavesTheOldFileWhole) {
+  ASSERT_TRUE(ReplaceFileAtomically(Target(), "old=1\n").ok());
+  EXPECT_EQ(
+      WriteUnderAFileSizeLimit(
+          [&](const std::string& content) { return ReplaceFileAtomically(Target(), content); },
+          Target()),
+      0)
+      << "11: accepted, 12/13: message without step/path";
   EXPECT_EQ(Read(Target()), "old=1\n");
   EXPECT_FALSE(fs::exists(Temp())) << "the half-written temporary file was left behind";
 }
@@ -202,13 +222,8 @@ TEST_F(AtomicFile, ANewFileIsLinkedIntoPlaceWholeAndAlone) {
 }
 
 TEST_F(AtomicFile, WriteFileAtomicallyReplacesAnExistingFileAndNeverFollowsALink) {
-  ASSERT_TRUE(WriteFileAtomically(Target(), "old=1\n").ok());
-  std::ifstream reader(Target(), std::ios::binary);  // opened before the replacement
-  ASSERT_TRUE(WriteFileAtomically(Target(), "new=2\n").ok());
-  std::stringstream s;
-  s << reader.rdbuf();
-  EXPECT_EQ(s.str(), "old=1\n") << "the file was rewritten in place, not replaced";
-  EXPECT_EQ(Read(Target()), "new=2\n");
+  ExpectAReaderOfTheOldFileKeepsIt(
+      [&](std::string_view content) { return WriteFileAtomically(Target(), content); }, Target());
 
   const fs::path victim = dir_.path() / "victim";
   std::ofstream(victim) << "precious";
@@ -227,24 +242,13 @@ TEST_F(AtomicFile, WriteFileAtomicallyNamesAMissingFolder) {
   EXPECT_NE(status.message().find(target.string()), std::string::npos) << status.message();
 }
 
-// A new file whose write fails half-way (EFBIG, as in AFailedWriteLeavesTheOldFileWhole) is never
-// linked: nothing appears at the path or beside it. Runs in a child for the limit.
+// A new file whose write fails half-way is never linked: nothing appears at the path or beside it.
 TEST_F(AtomicFile, ANewFileThatFailsHalfWayNeverAppears) {
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::signal(SIGXFSZ, SIG_IGN);
-    const rlimit limit{16, 16};
-    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(10);
-    const Status status = WriteFileAtomically(Target(), std::string(4096, 'x'));
-    if (status.ok()) ::_exit(11);
-    if (status.message().find("writing") == std::string::npos) ::_exit(12);
-    ::_exit(0);
-  }
-  int wait_status = 0;
-  ASSERT_EQ(::waitpid(child, &wait_status, 0), child);
-  ASSERT_TRUE(WIFEXITED(wait_status));
-  EXPECT_EQ(WEXITSTATUS(wait_status), 0) << "11: accepted, 12: message without the step";
+  EXPECT_EQ(WriteUnderAFileSizeLimit(
+                [&](const std::string& content) { return WriteFileAtomically(Target(), content); },
+                Target()),
+            0)
+      << "11: accepted, 12/13: message without step/path";
   EXPECT_TRUE(fs::is_empty(dir_.path())) << "a part of the file or a temporary was left";
 }
 
