@@ -12,7 +12,7 @@
 namespace gfp::bench {
 namespace {
 
-// VmRSS and Threads of /proc/<pid>/status; false when it cannot be read.
+// VmRSS, RssAnon and Threads of /proc/<pid>/status; false when it cannot be read.
 bool ReadStatus(const std::string& proc, ProcSample& s) {
   std::ifstream status(proc + "/status");
   if (!status) return false;
@@ -25,6 +25,10 @@ bool ReadStatus(const std::string& proc, ProcSample& s) {
       double kib = 0;
       in >> kib;
       s.rss_mib = kib / 1024.0;
+    } else if (key == "RssAnon:") {
+      double kib = 0;
+      in >> kib;
+      s.rss_anon_mib = kib / 1024.0;
     } else if (key == "Threads:") {
       in >> s.threads;
     }

@@ -288,6 +288,7 @@ gfp::bench::ProcSample SampleAtRest(pid_t pid) {
     const gfp::bench::ProcSample s = gfp::bench::SampleProc(pid);
     rest.ok = s.ok;
     rest.rss_mib = s.rss_mib;
+    rest.rss_anon_mib = s.rss_anon_mib;
     rest.open_fds = std::min(rest.open_fds, s.open_fds);
     rest.threads = std::min(rest.threads, s.threads);
   }
@@ -334,11 +335,12 @@ SoakRecord Soak::Run() {
     SampleDecile(cycle + 1);
     const auto& latency = record_.latency_us_by_decile[decile];
     std::printf(
-        "  decile %2zu: %s cycles, %.0f s, Allocate median %.0f us, RSS %.1f MiB, "
-        "%d fds, %d threads\n",
+        "  decile %2zu: %s cycles, %.0f s, Allocate median %.0f us, RSS %.1f MiB "
+        "(anonymous %.1f), %d fds, %d threads\n",
         decile + 1, std::to_string(cycle + 1).c_str(), Millis(Clock::now() - start) / 1000,
         gfp::bench::Percentile(latency, 0.5), record_.samples.back().proc.rss_mib,
-        record_.samples.back().proc.open_fds, record_.samples.back().proc.threads);
+        record_.samples.back().proc.rss_anon_mib, record_.samples.back().proc.open_fds,
+        record_.samples.back().proc.threads);
     std::fflush(stdout);
     ++decile;
   }
