@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "sim/fm/call_log_file.h"
+
 namespace gfp::fmsim {
 namespace {
 
@@ -203,11 +205,7 @@ Status LockedState::Commit() {
   }
   // Trim only when the log is twice the limit, so the rewrite cost is amortised.
   if (state_.call_log_lines > 2 * kCallLogLimit) {
-    GFP_ASSIGN_OR_RETURN(std::vector<CallRecord> records, ReadCallLog());
-    std::string kept;
-    for (const CallRecord& record : records) kept += RecordToJson(record).dump() + "\n";
-    GFP_RETURN_IF_ERROR(WriteFileAtomically(CallLogPath(path_), kept));
-    state_.call_log_lines = records.size();
+    GFP_ASSIGN_OR_RETURN(state_.call_log_lines, KeepLastLines(CallLogPath(path_), kCallLogLimit));
   }
   return WriteFileAtomically(path_, ToJson(state_).dump());
 }
