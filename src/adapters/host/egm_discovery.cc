@@ -84,6 +84,7 @@ Result<EgmDiscovery> DiscoverEgmDevices(const fs::path& sysfs_root, const fs::pa
 
 std::vector<std::string> EgmDeviceNodesFor(std::span<const EgmDevice> egms,
                                            std::span<const std::string> requested_bdfs) {
+  if (egms.empty()) return {};  // every Allocate asks; only Grace nodes have EGM devices
   std::set<std::string> requested;
   for (const std::string& bdf : requested_bdfs) {
     auto canonical = NormalizeBdf(bdf);
