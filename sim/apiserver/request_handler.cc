@@ -144,16 +144,18 @@ int FakeApiServer::Handle(mg_connection* connection, void* self) {
   const auto route = ParseRoute(info->request_method, path, query, method_allowed);
   if (!route) {
     const int code = method_allowed ? 404 : 405;
+    server.log_.Finish(server.log_.Begin({"", "", full, 0, info->remote_port}), code);
     SendJson(connection, code,
              StatusObject(code, method_allowed
                                     ? "the server could not find the requested resource"
                                     : "the server does not allow this method on the requested "
                                       "resource"));
-    server.log_.Add({"", "", full, code, info->remote_port});
     return code;
   }
+  const std::uint64_t logged =
+      server.log_.Begin({route->verb, route->resource, full, 0, info->remote_port});
   const int code = server.Serve(connection, *route);
-  server.log_.Add({route->verb, route->resource, full, code, info->remote_port});
+  server.log_.Finish(logged, code);
   return code > 0 ? code : 1;  // 1: handled (a drop wrote nothing; civetweb closes)
 }
 

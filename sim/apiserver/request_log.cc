@@ -2,9 +2,23 @@
 
 namespace gfp::apisim {
 
-void RequestLog::Add(RequestRecord record) {
+std::uint64_t RequestLog::Begin(RequestRecord record) {
   std::lock_guard lock(mutex_);
+  record.code = 0;
   records_.push_back(std::move(record));
+  keys_.push_back(++next_key_);
+  return next_key_;
+}
+
+void RequestLog::Finish(std::uint64_t key, int code) {
+  std::lock_guard lock(mutex_);
+  // Searched from the newest: the few requests in flight are at the end.
+  for (std::size_t i = keys_.size(); i-- > 0;) {
+    if (keys_[i] == key) {
+      records_[i].code = code;
+      return;
+    }
+  }
 }
 
 std::vector<RequestRecord> RequestLog::Records() const {
@@ -24,6 +38,7 @@ int RequestLog::Count(const std::string& verb, const std::string& resource) cons
 void RequestLog::Clear() {
   std::lock_guard lock(mutex_);
   records_.clear();
+  keys_.clear();
 }
 
 }  // namespace gfp::apisim

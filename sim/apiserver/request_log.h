@@ -1,7 +1,10 @@
-// Every request the fake API server answered (verb, resource, path, HTTP code; 0: dropped), so
-// tests can assert "exactly one GET of the claim per Prepare". Thread-safe.
+// Every request the fake API server received (verb, resource, path, HTTP code; 0: dropped or not
+// answered yet), so tests can assert "exactly one GET of the claim per Prepare". A request is
+// logged when it arrives, before any answer leaves, so a client that has its answer (or gave up)
+// can count its requests at once; the code is filled in when the handler returns. Thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -18,7 +21,10 @@ struct RequestRecord {
 
 class RequestLog {
  public:
-  void Add(RequestRecord record);
+  // Logs an arriving request (its code 0 until Finish) and returns the key Finish takes.
+  std::uint64_t Begin(RequestRecord record);
+  // Sets the code of the request Begin logged; nothing when it was cleared since.
+  void Finish(std::uint64_t key, int code);
   std::vector<RequestRecord> Records() const;
   // Requests of that verb on that resource ("*" matches any).
   int Count(const std::string& verb, const std::string& resource) const;
@@ -27,6 +33,8 @@ class RequestLog {
  private:
   mutable std::mutex mutex_;
   std::vector<RequestRecord> records_;
+  std::vector<std::uint64_t> keys_;  // keys_[i] is records_[i]'s
+  std::uint64_t next_key_ = 0;
 };
 
 }  // namespace gfp::apisim
