@@ -6,19 +6,13 @@ std::uint64_t RequestLog::Begin(RequestRecord record) {
   std::lock_guard lock(mutex_);
   record.code = 0;
   records_.push_back(std::move(record));
-  keys_.push_back(++next_key_);
-  return next_key_;
+  return first_key_ + records_.size() - 1;
 }
 
 void RequestLog::Finish(std::uint64_t key, int code) {
   std::lock_guard lock(mutex_);
-  // Searched from the newest: the few requests in flight are at the end.
-  for (std::size_t i = keys_.size(); i-- > 0;) {
-    if (keys_[i] == key) {
-      records_[i].code = code;
-      return;
-    }
-  }
+  if (key >= first_key_ && key - first_key_ < records_.size())
+    records_[key - first_key_].code = code;
 }
 
 std::vector<RequestRecord> RequestLog::Records() const {
@@ -37,8 +31,8 @@ int RequestLog::Count(const std::string& verb, const std::string& resource) cons
 
 void RequestLog::Clear() {
   std::lock_guard lock(mutex_);
+  first_key_ += records_.size();  // keys of cleared requests never match again
   records_.clear();
-  keys_.clear();
 }
 
 }  // namespace gfp::apisim

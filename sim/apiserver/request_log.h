@@ -33,8 +33,7 @@ class RequestLog {
  private:
   mutable std::mutex mutex_;
   std::vector<RequestRecord> records_;
-  std::vector<std::uint64_t> keys_;  // keys_[i] is records_[i]'s
-  std::uint64_t next_key_ = 0;
+  std::uint64_t first_key_ = 1;  // records_[i]'s key is first_key_ + i
 };
 
 }  // namespace gfp::apisim

@@ -1,6 +1,7 @@
 // The simulated FM's call log is trimmed by streaming the file (KeepLastLines), not by holding the
 // log: the simulator runs inside serve, and the soak benchmark measures serve's memory.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -44,10 +45,15 @@ TEST_F(CallLogFileTest, KeepsTheLastLinesInOrder) {
 
 TEST_F(CallLogFileTest, ALogWithinTheLimitIsLeftAsItIs) {
   WriteAll(log_, "a\nb\nc\n");
-  auto kept = KeepLastLines(log_.string(), 3);
+  struct stat before {};
+  ASSERT_EQ(::stat(log_.c_str(), &before), 0);
+  auto kept = KeepLastLines(log_.string(), 5);
   ASSERT_TRUE(kept.ok());
   EXPECT_EQ(*kept, 3u);
   EXPECT_EQ(ReadAll(log_), "a\nb\nc\n");
+  struct stat after {};
+  ASSERT_EQ(::stat(log_.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino) << "the log was rewritten";
 }
 
 TEST_F(CallLogFileTest, LinesLongerThanTheBufferAreCopiedWhole) {
