@@ -14,11 +14,15 @@ struct HeldClaim {
   std::vector<sm::Bdf> devices;
 };
 
-std::vector<HeldClaim> PreparedClaims(core::PluginCore& core) {
+// Every claim whose GPUs are granted, its files written or not: one whose files never got
+// written (the write failed, or a power cut lost them and ClaimPrepared) holds its GPUs as well.
+std::vector<HeldClaim> GrantedClaims(core::PluginCore& core) {
   return core.engine().Read([](const sm::State& s) {
     std::vector<HeldClaim> out;
     for (const auto& [id, a] : s.allocations) {
-      if (a.claim && a.claim->prepared) out.push_back({*a.claim, a.devices});
+      if (a.claim && a.status == sm::AllocationStatus::kGranted) {
+        out.push_back({*a.claim, a.devices});
+      }
     }
     return out;
   });
@@ -71,7 +75,7 @@ ClaimReconcileResult ClaimReconciler::Reconcile() {
   ClaimReconcileResult result;
   std::map<std::string, sm::Micros> still_bad;
   const sm::Micros grace = std::chrono::duration_cast<std::chrono::microseconds>(grace_).count();
-  for (const HeldClaim& held : PreparedClaims(core_)) {
+  for (const HeldClaim& held : GrantedClaims(core_)) {
     ++result.checked;
     bool definite = false;
     const auto verdict = Judge(held.claim, held.devices, definite);

@@ -1,9 +1,10 @@
 // Start-up and periodic reconciliation of prepared claims against the API server (SPEC §11
 // "Restart and reconciliation"): kubelet's own Unprepare can be lost with its checkpoint, so each
-// prepared claim is fetched, and one that is gone, has another uid, or no longer names the GPUs
-// it was prepared with is unprepared (journaled with that reason) once it has stayed so for the
-// release grace. Only a definite answer counts: an unreachable or refusing API server, or an
-// answer that cannot be read, unprepares nothing and restarts no clock.
+// prepared claim (and each one granted whose files are still to be written) is fetched, and one
+// that is gone, has another uid, or no longer names the GPUs it was prepared with is unprepared
+// (journaled with that reason) once it has stayed so for the release grace. Only a definite answer
+// counts: an unreachable or refusing API server, or an answer that cannot be read, unprepares
+// nothing and restarts no clock.
 #pragma once
 
 #include <chrono>

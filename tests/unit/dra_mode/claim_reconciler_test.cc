@@ -1,6 +1,6 @@
-// ClaimReconciler: a prepared claim that is gone, has another uid or no longer names its GPUs is
-// unprepared after the release grace, with that reason journaled; an unreachable API server
-// unprepares nothing, however long it lasts.
+// ClaimReconciler: a prepared claim (or one granted whose files are not written yet) that is gone,
+// has another uid or no longer names its GPUs is unprepared after the release grace, with that
+// reason journaled; an unreachable API server unprepares nothing, however long it lasts.
 #include "plugin/dra_mode/claim_reconciler.h"
 
 #include "statemachine/claims.h"
@@ -22,9 +22,9 @@ class ClaimReconcilerTest : public DraWorldTest {
     ASSERT_EQ(preparer_->Prepare({"u-1", "vms", "vm-a-gpus"}).error, "");
   }
 
-  sm::ClaimProgress Progress() {
+  sm::ClaimProgress Progress(const std::string& uid = "u-1") {
     return world_->core().engine().Read(
-        [](const sm::State& s) { return sm::ClaimProgressOf(s, "u-1"); });
+        [&](const sm::State& s) { return sm::ClaimProgressOf(s, uid); });
   }
 
   // The reason of the last ClaimUnprepareRequested, from the state's unprepared record in the
@@ -67,6 +67,24 @@ TEST_F(ClaimReconcilerTest, ADeletedClaimIsUnpreparedOnlyAfterTheGrace) {
   EXPECT_EQ(reconciler_->Reconcile().unprepared, 1);
   EXPECT_EQ(Progress(), sm::ClaimProgress::kUnknown);
   EXPECT_EQ(LastUnprepareReason(), "REASON_CLAIM_GONE");
+  EXPECT_TRUE(FmActive().empty());
+}
+
+// Its GPUs are granted but its files were never written (the write failed, or a power cut lost
+// ClaimPrepared with them, docs/recovery.md row 19): gone from the API server, it is unprepared
+// all the same.
+TEST_F(ClaimReconcilerTest, AClaimGrantedWithoutItsFilesIsReconciledToo) {
+  ASSERT_EQ(preparer_->Unprepare("u-1", events::ClaimUnprepareRequested::REASON_KUBELET, ""), "");
+  std::filesystem::create_directories(CdiSpec("u-2") / "in-the-way");
+  api_.claims["vms/vm-a-gpus"] = Claim("u-2", GpusOf(PartitionOfSize(2)));
+  EXPECT_NE(preparer_->Prepare({"u-2", "vms", "vm-a-gpus"}).error, "");
+  ASSERT_EQ(Progress("u-2"), sm::ClaimProgress::kWriteFiles);
+  api_.claims.clear();
+  EXPECT_EQ(reconciler_->Reconcile().waiting, 1);
+  world_->Advance(30 * kSecond);
+  EXPECT_EQ(reconciler_->Reconcile().unprepared, 1);
+  EXPECT_EQ(Progress("u-2"), sm::ClaimProgress::kUnknown);
+  EXPECT_FALSE(std::filesystem::exists(CdiSpec("u-2")));
   EXPECT_TRUE(FmActive().empty());
 }
 
