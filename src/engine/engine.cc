@@ -124,7 +124,7 @@ Engine::Engine(std::unique_ptr<store::Journal> journal, sm::State state, EngineO
       recovery_(std::move(recovery)),
       last_snapshot_seq_(recovery_.snapshot_seq) {}
 
-Result<sm::Decision> Engine::Execute(const sm::Command& command) {
+Result<sm::Decision> Engine::Execute(const sm::Command& command, store::Durability durability) {
   std::lock_guard lock(write_mu_);
   sm::Decision decision = sm::Decide(state_, command);
   if (decision.events.empty()) return decision;
@@ -135,7 +135,7 @@ Result<sm::Decision> Engine::Execute(const sm::Command& command) {
                        sm::EventSubjects(event)});
   }
   const auto append_started = std::chrono::steady_clock::now();
-  GFP_ASSIGN_OR_RETURN(std::uint64_t first_seq, journal_->Append(records));
+  GFP_ASSIGN_OR_RETURN(std::uint64_t first_seq, journal_->Append(records, durability));
   if (append_observer_) {
     append_observer_(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - append_started).count());

@@ -80,8 +80,12 @@ class Engine {
   // options.check_invariants_after_execute (Debug builds), a broken invariant afterwards returns
   // Internal naming the command and the seq, and is logged as an error (the events are already
   // journaled: it is a state machine bug, and the next start will refuse the journal). The
-  // decision comes back without state_after: the engine adopted it as its state.
-  Result<sm::Decision> Execute(const sm::Command& command);
+  // decision comes back without state_after: the engine adopted it as its state. `durability`
+  // is the commit's (store::Durability): events that record an effect which itself would not
+  // survive a power cut need not either.
+  Result<sm::Decision> Execute(
+      const sm::Command& command,
+      store::Durability durability = store::Durability::kSurvivesPowerLoss);
 
   // Calls fn with the newest committed state (keep it short). Never waits on the disk: an
   // Execute holds the state's lock only to publish its new state after the durable append, so

@@ -1,7 +1,7 @@
-// The persistent, tamper-evident event journal: an SQLite file (WAL, synchronous=FULL) holding
-// events with a SHA-256 hash chain, plus state snapshots bound to that chain. One writer per
-// file (an flock on the journal file itself); any number of read-only openers, also while the
-// writer runs.
+// The persistent, tamper-evident event journal: an SQLite file (WAL, synchronous=FULL unless an
+// append asks for less, see Durability) holding events with a SHA-256 hash chain, plus state
+// snapshots bound to that chain. One writer per file (an flock on the journal file itself); any
+// number of read-only openers, also while the writer runs.
 // The file format is described in docs/journal-format.md.
 //
 // Thread safety: a Journal may be shared between threads; calls are serialised internally.
@@ -54,9 +54,11 @@ class Journal {
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
-  // Appends all events in one durable transaction and returns the seq of the first one.
-  // On failure nothing is appended and the journal is unchanged (ResourceExhausted on disk full).
-  Result<std::uint64_t> Append(std::span<const NewEvent> events);
+  // Appends all events in one transaction, committed with `durability`, and returns the seq of
+  // the first one. On failure nothing is appended and the journal is unchanged
+  // (ResourceExhausted on disk full).
+  Result<std::uint64_t> Append(std::span<const NewEvent> events,
+                               Durability durability = Durability::kSurvivesPowerLoss);
 
   // Seq of the newest event (0 when empty). For a read-only journal: as of Open or the last scan.
   std::uint64_t LastSeq() const;

@@ -32,9 +32,22 @@ Status CheckBatch(const Journal::Impl& j, std::span<const NewEvent> events) {
   return Status::Ok();
 }
 
+// Puts synchronous=FULL back when an append that relaxed it ends, however it ends. Should that
+// fail, the next append puts it back before it begins, or fails.
+class FullSyncAfterwards {
+ public:
+  explicit FullSyncAfterwards(Journal::Impl& j) : j_(j) {}
+  ~FullSyncAfterwards() { j_.SetFullSync(true).IgnoreError(); }
+  FullSyncAfterwards(const FullSyncAfterwards&) = delete;
+  FullSyncAfterwards& operator=(const FullSyncAfterwards&) = delete;
+
+ private:
+  Journal::Impl& j_;
+};
+
 }  // namespace
 
-Result<std::uint64_t> Journal::Append(std::span<const NewEvent> events) {
+Result<std::uint64_t> Journal::Append(std::span<const NewEvent> events, Durability durability) {
   CallGuard guard(*impl_);
   GFP_RETURN_IF_ERROR(guard.status());
   Impl& j = *impl_;
@@ -43,7 +56,9 @@ Result<std::uint64_t> Journal::Append(std::span<const NewEvent> events) {
   }
   GFP_RETURN_IF_ERROR(CheckBatch(j, events));
   GFP_RETURN_IF_ERROR(CheckStillAtPath());
-  ForgetNewTagsUnlessCommitted new_tags(j);  // tags first seen in this append
+  GFP_RETURN_IF_ERROR(j.SetFullSync(durability == Durability::kSurvivesPowerLoss));
+  const FullSyncAfterwards full_sync_afterwards(j);  // outlives the transaction below
+  ForgetNewTagsUnlessCommitted new_tags(j);          // tags first seen in this append
   try {
     sqlite3* db = j.handle();
     GFP_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db, Transaction::Kind::kWrite,

@@ -228,4 +228,13 @@ Result<std::string> Journal::Impl::SnapshotProblem(std::int64_t seq, std::int64_
   return std::string();
 }
 
+Status Journal::Impl::SetFullSync(bool full) {
+  if (full_sync == full) return Status::Ok();
+  GFP_RETURN_IF_ERROR(
+      ExecSql(handle(), full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+              full ? "setting synchronous=FULL" : "setting synchronous=NORMAL", path));
+  full_sync = full;
+  return Status::Ok();
+}
+
 }  // namespace gfp::store

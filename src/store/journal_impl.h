@@ -56,6 +56,10 @@ struct Journal::Impl {
   std::uint64_t chain_checked_from = 0;
   // Writer: the -wal holds frames written since the last checkpoint, and when the last was.
   bool wal_dirty = false;
+  // Writer: the connection commits with synchronous=FULL. False only while an append that asked
+  // for Durability::kSurvivesProcessCrash runs, or after putting FULL back failed (the next
+  // append then puts it back first, or fails).
+  bool full_sync = true;
   std::chrono::steady_clock::time_point last_write{};
   PreparedStatement insert_event;  // read-write journals only
   PreparedStatement insert_event_subject;
@@ -88,6 +92,8 @@ struct Journal::Impl {
   Result<std::uint64_t> NewestValidSnapshotSeq();
   // Copies the -wal into the main file (PASSIVE: never waits for readers) and clears wal_dirty.
   Status CheckpointLocked();
+  // Sets synchronous=FULL (true) or NORMAL (false) on the connection when it differs.
+  Status SetFullSync(bool full);
   // Marks that a write transaction committed (the -wal holds new frames).
   void NoteWrite() {
     wal_dirty = true;

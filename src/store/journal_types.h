@@ -52,4 +52,16 @@ struct EventFilter {
 
 enum class OpenMode { kReadWrite, kReadOnly };
 
+// How much an append's commit survives once Journal::Append returns.
+enum class Durability {
+  // synchronous=FULL: the -wal is fsynced before Append returns; a power cut keeps it.
+  kSurvivesPowerLoss,
+  // synchronous=NORMAL for this one transaction: written to the -wal (the OS holds it, so a
+  // SIGKILL keeps it) but not fsynced; a power cut may lose it, and SQLite then rolls the -wal
+  // back to an earlier commit, never to a torn one. The next kSurvivesPowerLoss append or
+  // checkpoint makes it durable too (an fsync of the -wal covers every frame before it). For
+  // events that record an effect no more durable than that (files written without fsync).
+  kSurvivesProcessCrash,
+};
+
 }  // namespace gfp::store
