@@ -25,6 +25,8 @@
 
 namespace gfp::store {
 
+class ChainHasher;  // store/hash_chain.h
+
 class Journal {
  public:
   // The schema version this binary creates and migrates to (= number of files in migrations/).
@@ -85,6 +87,12 @@ class Journal {
   // DataLoss naming the seq otherwise. Only `journal verify` checks the whole chain.
   Status ForEachMatching(const EventFilter& filter,
                          const std::function<Status(const StoredEvent&)>& fn) const;
+  // The same events, each with the stored hash of its predecessor (seq - 1; the zero hash for
+  // seq 1) and its own hash not yet re-computed: the caller checks it with CheckEventLink before
+  // trusting the event (ReadAheadChecked does, on the consuming thread). Everything else
+  // ForEachMatching checks is checked here.
+  using LinkedEventSink = std::function<Status(const StoredEvent&, const Hash& predecessor)>;
+  Status ForEachMatchingUnchecked(const EventFilter& filter, const LinkedEventSink& fn) const;
   // The first seq whose subjects the journal records (1 for a journal created with them).
   Result<std::uint64_t> SubjectsFrom() const;
 
@@ -162,5 +170,11 @@ class Journal {
   explicit Journal(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// Checks that `event` re-hashes to its stored hash, chained from `predecessor` (the stored hash
+// of seq - 1): the check Journal::ForEachMatchingUnchecked leaves to its caller. DataLoss naming
+// journal `journal_name` and the seq, as ForEachMatching words it, otherwise.
+Status CheckEventLink(ChainHasher& hasher, const std::string& journal_name,
+                      const StoredEvent& event, const Hash& predecessor);
 
 }  // namespace gfp::store

@@ -21,24 +21,24 @@ namespace {
 // Past this many matches by time alone, a sequential scan is cheaper than seq lookups.
 constexpr std::size_t kTimeIndexLimit = 200'000;
 
-Status Damaged(const Journal::Impl& j, std::uint64_t seq, const std::string& reason) {
-  return DataLoss("journal " + j.name() + " is damaged at seq " + std::to_string(seq) + ": " +
+Status DamagedIn(const std::string& journal_name, std::uint64_t seq, const std::string& reason) {
+  return DataLoss("journal " + journal_name + " is damaged at seq " + std::to_string(seq) + ": " +
                   reason + "; run `gpu-fabric-plugin journal verify` for details");
 }
 
-// Fills *ev from a row after checking its hash against `prev` (its predecessor's stored hash).
-Status CheckedEvent(Journal::Impl& j, const EventRow& row, const Hash& prev, StoredEvent* ev) {
+Status Damaged(const Journal::Impl& j, std::uint64_t seq, const std::string& reason) {
+  return DamagedIn(j.name(), seq, reason);
+}
+
+using LinkedEventSink = Journal::LinkedEventSink;
+
+// Fills *ev from a row whose stored hash is 32 bytes (DataLoss otherwise); its hash is not
+// re-computed here (CheckEventLink).
+Status EventOfRow(const Journal::Impl& j, const EventRow& row, StoredEvent* ev) {
   const auto seq = static_cast<std::uint64_t>(row.seq);
   if (!ToHash(row.hash, &ev->hash)) {
     return Damaged(j, seq,
                    "its hash is " + std::to_string(row.hash.size()) + " bytes, expected 32");
-  }
-  GFP_ASSIGN_OR_RETURN(Hash computed,
-                       j.hasher.EventHash(prev, seq, row.time_unix_micros, row.type, row.payload));
-  if (computed != ev->hash) {
-    return Damaged(j, seq,
-                   "stored hash " + HashToHex(ev->hash) + " does not match the recomputed hash " +
-                       HashToHex(computed));
   }
   ev->seq = seq;
   ev->time_unix_micros = row.time_unix_micros;
@@ -56,9 +56,10 @@ Result<Hash> PredecessorHash(Journal::Impl& j, std::uint64_t seq) {
 }
 
 // Events from..to in order, contiguous and chained from the stored hash of from-1; fn gets those
-// with time_us >= since.
+// with time_us >= since with their predecessor's stored hash (its check is fn's), the others are
+// checked here.
 Status ScanChecked(Journal::Impl& j, std::uint64_t from, std::uint64_t to, std::int64_t since,
-                   const std::function<Status(const StoredEvent&)>& fn) {
+                   const LinkedEventSink& fn) {
   GFP_ASSIGN_OR_RETURN(Hash prev, PredecessorHash(j, from));
   std::uint64_t expected = from;
   StoredEvent ev;
@@ -67,10 +68,14 @@ Status ScanChecked(Journal::Impl& j, std::uint64_t from, std::uint64_t to, std::
         if (static_cast<std::uint64_t>(row.seq) != expected) {
           return Damaged(j, expected, "event seq " + std::to_string(expected) + " is missing");
         }
-        if (Status bad = CheckedEvent(j, row, prev, &ev); !bad.ok()) return bad;
+        if (Status bad = EventOfRow(j, row, &ev); !bad.ok()) return bad;
+        // One not passed on is checked here: the whole run stays checked, as ForEachVerified's.
+        Status passed = row.time_unix_micros >= since
+                            ? fn(ev, prev)
+                            : CheckEventLink(j.hasher, j.name(), ev, prev);
         prev = ev.hash;
         ++expected;
-        return row.time_unix_micros >= since ? fn(ev) : Status::Ok();
+        return passed;
       });
   GFP_RETURN_IF_ERROR(scanned);
   if (to != std::numeric_limits<std::uint64_t>::max() && expected <= to) {
@@ -87,7 +92,7 @@ Status IndexNamesMissing(const Journal::Impl& j, std::int64_t seq) {
 // Visits the consecutive seqs first..last with one range read that starts at first's
 // predecessor, checking each event against the stored hash of the one before it.
 Status VisitRun(Journal::Impl& j, std::int64_t first, std::int64_t last,
-                const std::function<Status(const StoredEvent&)>& fn) {
+                const LinkedEventSink& fn) {
   Hash prev = kZeroHash;
   bool have_prev = first <= 1;
   std::int64_t expected = first;
@@ -102,10 +107,11 @@ Status VisitRun(Journal::Impl& j, std::int64_t first, std::int64_t last,
                      "event seq " + std::to_string(first - 1) + " is missing");
     }
     if (row.seq != expected) return IndexNamesMissing(j, expected);
-    if (Status bad = CheckedEvent(j, row, prev, &ev); !bad.ok()) return bad;
+    if (Status bad = EventOfRow(j, row, &ev); !bad.ok()) return bad;
+    Status passed = fn(ev, prev);
     prev = ev.hash;
     ++expected;
-    return fn(ev);
+    return passed;
   });
   GFP_RETURN_IF_ERROR(read);
   return expected <= last ? IndexNamesMissing(j, expected) : Status::Ok();
@@ -114,7 +120,7 @@ Status VisitRun(Journal::Impl& j, std::int64_t first, std::int64_t last,
 // Visits the seqs (ascending) a run of consecutive ones at a time: the events since a time are
 // mostly consecutive, so one B-tree descent serves several.
 Status VisitSeqs(Journal::Impl& j, const std::vector<std::int64_t>& seqs,
-                 const std::function<Status(const StoredEvent&)>& fn) {
+                 const LinkedEventSink& fn) {
   for (std::size_t i = 0; i < seqs.size();) {
     std::size_t end = i + 1;
     while (end < seqs.size() && seqs[end] == seqs[end - 1] + 1) ++end;
@@ -185,7 +191,7 @@ Status PredecessorHashOfRow(const Journal::Impl& j, sqlite3_stmt* stmt, int colu
 }
 
 Status VisitSubjectEvents(Journal::Impl& j, std::int64_t subject_id, std::uint64_t from,
-                          std::int64_t since, const std::function<Status(const StoredEvent&)>& fn) {
+                          std::int64_t since, const LinkedEventSink& fn) {
   GFP_ASSIGN_OR_RETURN(PreparedStatement stmt,
                        PreparedStatement::Prepare(j.handle(), kSubjectEventsSql, false, j.path));
   sqlite3_bind_int64(stmt.get(), 1, subject_id);
@@ -205,14 +211,14 @@ Status VisitSubjectEvents(Journal::Impl& j, std::int64_t subject_id, std::uint64
     row.type = ColumnView(stmt.get(), 3);
     row.payload = ColumnView(stmt.get(), 4);
     row.hash = ColumnView(stmt.get(), 5);
-    GFP_RETURN_IF_ERROR(CheckedEvent(j, row, prev, &ev));
-    GFP_RETURN_IF_ERROR(fn(ev));
+    GFP_RETURN_IF_ERROR(EventOfRow(j, row, &ev));
+    GFP_RETURN_IF_ERROR(fn(ev, prev));
   }
 }
 
 // The indexed part (seq >= from): through the subject's rows, or the time index, or a scan.
 Status MatchIndexed(Journal::Impl& j, std::uint64_t from, const EventFilter& filter,
-                    const std::function<Status(const StoredEvent&)>& fn) {
+                    const LinkedEventSink& fn) {
   if (!filter.subject.empty()) {
     GFP_ASSIGN_OR_RETURN(std::optional<std::int64_t> id, SubjectIdOf(j, filter.subject));
     if (!id) return Status::Ok();
@@ -233,23 +239,9 @@ Status MatchIndexed(Journal::Impl& j, std::uint64_t from, const EventFilter& fil
   return ScanChecked(j, from, std::numeric_limits<std::uint64_t>::max(), filter.since_time_us, fn);
 }
 
-}  // namespace
-
-Result<std::uint64_t> Journal::SubjectsFrom() const {
-  CallGuard guard(*impl_);
-  GFP_RETURN_IF_ERROR(guard.status());
-  try {
-    return impl_->SubjectsFromSeq();
-  } catch (const std::exception& e) {
-    return StatusFromException(e, "reading journal_meta", impl_->path);
-  }
-}
-
-Status Journal::ForEachMatching(const EventFilter& filter,
-                                const std::function<Status(const StoredEvent&)>& fn) const {
-  CallGuard guard(*impl_);
-  GFP_RETURN_IF_ERROR(guard.status());
-  Impl& j = *impl_;
+// ForEachMatching's reading, under the journal's CallGuard.
+Status ForEachMatchingLinked(Journal::Impl& j, const EventFilter& filter,
+                             const LinkedEventSink& fn) {
   if (!fn) return InvalidArgument("reading journal " + j.name() + ": no callback given");
   try {
     // One read transaction: the index and the events are seen as of one moment.
@@ -262,6 +254,48 @@ Status Journal::ForEachMatching(const EventFilter& filter,
   } catch (const std::exception& e) {
     return StatusFromException(e, "reading events", j.path);
   }
+}
+
+}  // namespace
+
+Result<std::uint64_t> Journal::SubjectsFrom() const {
+  CallGuard guard(*impl_);
+  GFP_RETURN_IF_ERROR(guard.status());
+  try {
+    return impl_->SubjectsFromSeq();
+  } catch (const std::exception& e) {
+    return StatusFromException(e, "reading journal_meta", impl_->path);
+  }
+}
+
+Status CheckEventLink(ChainHasher& hasher, const std::string& journal_name,
+                      const StoredEvent& event, const Hash& predecessor) {
+  GFP_ASSIGN_OR_RETURN(
+      Hash computed,
+      hasher.EventHash(predecessor, event.seq, event.time_unix_micros, event.type, event.payload));
+  if (computed == event.hash) return Status::Ok();
+  return DamagedIn(journal_name, event.seq,
+                   "stored hash " + HashToHex(event.hash) + " does not match the recomputed hash " +
+                       HashToHex(computed));
+}
+
+Status Journal::ForEachMatching(const EventFilter& filter,
+                                const std::function<Status(const StoredEvent&)>& fn) const {
+  CallGuard guard(*impl_);
+  GFP_RETURN_IF_ERROR(guard.status());
+  Impl& j = *impl_;
+  if (!fn) return InvalidArgument("reading journal " + j.name() + ": no callback given");
+  return ForEachMatchingLinked(j, filter, [&](const StoredEvent& ev, const Hash& prev) -> Status {
+    GFP_RETURN_IF_ERROR(CheckEventLink(j.hasher, j.name(), ev, prev));
+    return fn(ev);
+  });
+}
+
+Status Journal::ForEachMatchingUnchecked(const EventFilter& filter,
+                                         const LinkedEventSink& fn) const {
+  CallGuard guard(*impl_);
+  GFP_RETURN_IF_ERROR(guard.status());
+  return ForEachMatchingLinked(*impl_, filter, fn);
 }
 
 Status Journal::ForEachSubjectRow(

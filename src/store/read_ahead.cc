@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "store/hash_chain.h"
+
 namespace gfp::store {
 namespace {
 
@@ -24,9 +26,9 @@ class Batch {
  public:
   std::size_t size() const { return entries_.size(); }
 
-  void Add(const StoredEvent& stored) {
+  void Add(const StoredEvent& stored, const Hash& predecessor) {
     entries_.push_back({stored.seq, stored.time_unix_micros, stored.type.size(),
-                        stored.payload.size(), stored.hash});
+                        stored.payload.size(), stored.hash, predecessor});
     bytes_.append(stored.type);
     bytes_.append(stored.payload);
   }
@@ -37,7 +39,7 @@ class Batch {
 
   // Calls fn with each event in order (through one StoredEvent of the consumer's, whose strings
   // keep their capacity); stops at fn's first error.
-  Status ForEach(StoredEvent& out, const EventSink& fn) const {
+  Status ForEach(StoredEvent& out, const Journal::LinkedEventSink& fn) const {
     std::size_t at = 0;
     for (const Entry& e : entries_) {
       out.seq = e.seq;
@@ -47,7 +49,7 @@ class Batch {
       out.payload.assign(bytes_, at, e.payload_size);
       at += e.payload_size;
       out.hash = e.hash;
-      GFP_RETURN_IF_ERROR(fn(out));
+      GFP_RETURN_IF_ERROR(fn(out, e.predecessor));
     }
     return Status::Ok();
   }
@@ -59,6 +61,7 @@ class Batch {
     std::size_t type_size;
     std::size_t payload_size;
     Hash hash;
+    Hash predecessor;  // as the read gave it (the zero hash from a plain EventRead)
   };
   std::vector<Entry> entries_;
   std::string bytes_;
@@ -143,19 +146,19 @@ class Handoff {
 };
 
 // The reading thread: reads into batches until the end, an error, or Stop.
-void ReadIntoBatches(const EventRead& read, Handoff& handoff) {
+void ReadIntoBatches(const LinkedEventRead& read, Handoff& handoff) {
   Batch* batch = handoff.TakeEmpty();
   if (batch == nullptr) {
     handoff.Finish(Status::Ok());
     return;
   }
-  const auto add = [&](const StoredEvent& stored) -> Status {
+  const auto add = [&](const StoredEvent& stored, const Hash& predecessor) -> Status {
     if (batch->size() == kBatchEvents) {
       handoff.PushFull(batch);
       batch = handoff.TakeEmpty();
       if (batch == nullptr) return Internal("the consumer stopped the read");
     }
-    batch->Add(stored);
+    batch->Add(stored, predecessor);
     return Status::Ok();
   };
   Status status = read(add);
@@ -163,9 +166,8 @@ void ReadIntoBatches(const EventRead& read, Handoff& handoff) {
   handoff.Finish(std::move(status));
 }
 
-}  // namespace
-
-Status ReadAhead(const EventRead& read, const EventSink& fn) {
+// ReadAhead and ReadAheadChecked: the read on its own thread, fn on this one.
+Status ReadAheadLinked(const LinkedEventRead& read, const Journal::LinkedEventSink& fn) {
   Handoff handoff;
   std::thread reader;
   try {
@@ -185,6 +187,26 @@ Status ReadAhead(const EventRead& read, const EventSink& fn) {
   }
   reader.join();
   return result.ok() ? handoff.reader_status() : result;
+}
+
+}  // namespace
+
+Status ReadAhead(const EventRead& read, const EventSink& fn) {
+  const LinkedEventRead linked = [&](const Journal::LinkedEventSink& sink) {
+    return read([&](const StoredEvent& stored) { return sink(stored, kZeroHash); });
+  };
+  return ReadAheadLinked(linked,
+                         [&](const StoredEvent& stored, const Hash&) { return fn(stored); });
+}
+
+Status ReadAheadChecked(const LinkedEventRead& read, const std::string& journal_name,
+                        const EventSink& fn) {
+  // The reading thread has the journal's hasher; this one needs its own.
+  GFP_ASSIGN_OR_RETURN(ChainHasher hasher, ChainHasher::Create());
+  return ReadAheadLinked(read, [&](const StoredEvent& stored, const Hash& predecessor) -> Status {
+    GFP_RETURN_IF_ERROR(CheckEventLink(hasher, journal_name, stored, predecessor));
+    return fn(stored);
+  });
 }
 
 }  // namespace gfp::store

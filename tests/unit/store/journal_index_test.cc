@@ -1,5 +1,7 @@
 // The subject/time index (schema 2): Journal::ForEachMatching answers what a full scan answers,
-// on random journals; a migrated schema-1 journal answers from a scan for its untagged events.
+// on random journals, and so does ForEachMatchingUnchecked through ReadAheadChecked (with each
+// event's predecessor hash as stored); a migrated schema-1 journal answers from a scan for its
+// untagged events.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include <random>
 
 #include "journal_test_util.h"
+#include "store/read_ahead.h"
 
 namespace gfp::store {
 namespace {
@@ -56,6 +59,37 @@ std::vector<std::uint64_t> Matching(const Journal& journal, const EventFilter& f
   return out;
 }
 
+// Every event's stored hash, by seq - 1, from a plain scan.
+std::vector<Hash> StoredHashes(const Journal& journal) {
+  std::vector<Hash> out;
+  EXPECT_TRUE(journal
+                  .ForEach(1, 0,
+                           [&](const StoredEvent& ev) {
+                             out.push_back(ev.hash);
+                             return Status::Ok();
+                           })
+                  .ok());
+  return out;
+}
+
+// Matching through the unchecked read, checked by ReadAheadChecked on this thread; each
+// predecessor hash the read hands over must be the stored hash of seq - 1.
+Status MatchingCheckedAhead(const Journal& journal, const EventFilter& f,
+                            const std::vector<Hash>& stored, std::vector<std::uint64_t>* out) {
+  const auto read = [&](const Journal::LinkedEventSink& sink) {
+    return journal.ForEachMatchingUnchecked(f, [&](const StoredEvent& ev, const Hash& before) {
+      const Hash expected =
+          ev.seq == 1 || ev.seq - 2 >= stored.size() ? Hash{} : stored[ev.seq - 2];
+      EXPECT_EQ(before, expected) << "the predecessor hash handed over with seq " << ev.seq;
+      return sink(ev, before);
+    });
+  };
+  return ReadAheadChecked(read, journal.path().string(), [&](const StoredEvent& ev) {
+    out->push_back(ev.seq);
+    return Status::Ok();
+  });
+}
+
 TEST(JournalIndexTest, AnswersLikeAFullScanOnRandomJournals) {
   for (std::uint64_t seed = 1; seed <= 8; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
@@ -74,6 +108,7 @@ TEST(JournalIndexTest, AnswersLikeAFullScanOnRandomJournals) {
       all.insert(all.end(), batch.begin(), batch.end());
     }
     auto reader = OpenOrDie(dir / "journal.db", OpenMode::kReadOnly);
+    const std::vector<Hash> stored = StoredHashes(*reader);
     for (int q = 0; q < 30; ++q) {
       EventFilter f;
       if (rng() % 4 != 0) f.subject = kTags[rng() % std::size(kTags)];
@@ -83,6 +118,10 @@ TEST(JournalIndexTest, AnswersLikeAFullScanOnRandomJournals) {
       }
       SCOPED_TRACE("subject '" + f.subject + "' since " + std::to_string(f.since_time_us));
       EXPECT_EQ(Matching(*reader, f), Expected(all, f));
+      std::vector<std::uint64_t> ahead;
+      const Status s = MatchingCheckedAhead(*reader, f, stored, &ahead);
+      EXPECT_TRUE(s.ok()) << Describe(s);
+      EXPECT_EQ(ahead, Expected(all, f));
     }
   }
 }
@@ -181,6 +220,33 @@ TEST(JournalIndexTest, AChangedEventFoundThroughTheIndexFailsItsHashCheck) {
   EXPECT_NE(s.message().find("damaged at seq 3"), std::string::npos) << s.message();
 }
 
+// ... also when the check runs on the consuming thread: the same message, and every event before
+// the changed one listed.
+TEST(JournalIndexTest, AChangedEventFailsTheCheckAheadAsItFailsForEachMatching) {
+  TempDir dir;
+  auto journal = OpenOrDie(dir / "journal.db", OpenMode::kReadWrite);
+  std::vector<NewEvent> events = MakeEvents(1, 6);
+  for (NewEvent& e : events) e.subjects = {"p:1"};
+  ASSERT_TRUE(journal->Append(events).ok());
+  journal.reset();
+  {
+    RawDb raw(dir / "journal.db");
+    ASSERT_EQ(raw.WriteBlob("events", "payload", 4, "tampered"), SQLITE_OK);
+  }
+  auto reader = OpenOrDie(dir / "journal.db", OpenMode::kReadOnly);
+  EventFilter f;
+  f.subject = "p:1";
+  const Status inline_check =
+      reader->ForEachMatching(f, [](const StoredEvent&) { return Status::Ok(); });
+  std::vector<std::uint64_t> listed;
+  const Status ahead = MatchingCheckedAhead(*reader, f, StoredHashes(*reader), &listed);
+  EXPECT_EQ(ahead.code(), ErrorCode::kDataLoss);
+  EXPECT_NE(ahead.message().find("damaged at seq 4: stored hash"), std::string::npos)
+      << ahead.message();
+  EXPECT_EQ(ahead.message(), inline_check.message());
+  EXPECT_EQ(listed, (std::vector<std::uint64_t>{1, 2, 3}));
+}
+
 Status ListP1(const Journal& journal) {
   EventFilter f;
   f.subject = "p:1";
@@ -236,6 +302,35 @@ TEST(JournalIndexTest, MigratedSchema1JournalAnswersFromAScanForItsOldEvents) {
   expected.push_back(22);
   EXPECT_EQ(Matching(*writer, f), expected);
   EXPECT_TRUE(writer->Verify({}).ok);
+}
+
+// The untagged part is checked whole, also the events before `since` that are not listed: a
+// changed one stops the listing at its seq, whichever side does the listed events' checks.
+TEST(JournalIndexTest, AChangedUntaggedEventBeforeSinceStopsTheListing) {
+  TempDir dir;
+  const auto path = dir / "journal.db";
+  std::filesystem::copy_file(std::filesystem::path(GFP_STORE_FIXTURE_DIR) / "journal-v1.db", path);
+  {
+    RawDb raw(path);
+    ASSERT_EQ(raw.WriteBlob("events", "payload", 5, "tampered"), SQLITE_OK);
+  }
+  auto reader = OpenOrDie(path, OpenMode::kReadOnly);
+  EventFilter f;
+  ASSERT_TRUE(reader
+                  ->ForEach(11, 11,
+                            [&](const StoredEvent& ev) {
+                              f.since_time_us = ev.time_unix_micros;
+                              return Status::Ok();
+                            })
+                  .ok());
+  const Status inline_check =
+      reader->ForEachMatching(f, [](const StoredEvent&) { return Status::Ok(); });
+  EXPECT_NE(inline_check.message().find("damaged at seq 5: stored hash"), std::string::npos)
+      << inline_check.message();
+  std::vector<std::uint64_t> listed;
+  const Status ahead = MatchingCheckedAhead(*reader, f, StoredHashes(*reader), &listed);
+  EXPECT_EQ(ahead.message(), inline_check.message());
+  EXPECT_TRUE(listed.empty());
 }
 
 // The tags the tests below give the fixture's events (MakeEvent(i) has payload "payload-<i>...").
