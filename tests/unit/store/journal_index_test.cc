@@ -200,19 +200,28 @@ TEST(JournalIndexTest, AnEventMissingInsideARunOfIndexedSeqsIsNamed) {
   EXPECT_EQ(listed, (std::vector<std::uint64_t>{1, 2}));
 }
 
-// A changed payload of a listed event fails its hash check.
-TEST(JournalIndexTest, AChangedEventFoundThroughTheIndexFailsItsHashCheck) {
-  TempDir dir;
+// A journal of `count` events, those in `tagged` tagged "p:1", whose event `changed` then had its
+// payload changed on disk; opened read-only.
+std::unique_ptr<Journal> JournalWithChangedPayload(const TempDir& dir, std::uint64_t count,
+                                                   const std::vector<std::uint64_t>& tagged,
+                                                   std::uint64_t changed) {
   auto journal = OpenOrDie(dir / "journal.db", OpenMode::kReadWrite);
-  std::vector<NewEvent> events = MakeEvents(1, 5);
-  events[2].subjects = {"p:1"};
-  ASSERT_TRUE(journal->Append(events).ok());
+  std::vector<NewEvent> events = MakeEvents(1, count);
+  for (std::uint64_t seq : tagged) events[seq - 1].subjects = {"p:1"};
+  EXPECT_TRUE(journal->Append(events).ok());
   journal.reset();
   {
     RawDb raw(dir / "journal.db");
-    ASSERT_EQ(raw.WriteBlob("events", "payload", 3, "tampered"), SQLITE_OK);
+    EXPECT_EQ(raw.WriteBlob("events", "payload", static_cast<std::int64_t>(changed), "tampered"),
+              SQLITE_OK);
   }
-  auto reader = OpenOrDie(dir / "journal.db", OpenMode::kReadOnly);
+  return OpenOrDie(dir / "journal.db", OpenMode::kReadOnly);
+}
+
+// A changed payload of a listed event fails its hash check.
+TEST(JournalIndexTest, AChangedEventFoundThroughTheIndexFailsItsHashCheck) {
+  TempDir dir;
+  auto reader = JournalWithChangedPayload(dir, 5, {3}, 3);
   EventFilter f;
   f.subject = "p:1";
   Status s = reader->ForEachMatching(f, [](const StoredEvent&) { return Status::Ok(); });
@@ -224,16 +233,7 @@ TEST(JournalIndexTest, AChangedEventFoundThroughTheIndexFailsItsHashCheck) {
 // the changed one listed.
 TEST(JournalIndexTest, AChangedEventFailsTheCheckAheadAsItFailsForEachMatching) {
   TempDir dir;
-  auto journal = OpenOrDie(dir / "journal.db", OpenMode::kReadWrite);
-  std::vector<NewEvent> events = MakeEvents(1, 6);
-  for (NewEvent& e : events) e.subjects = {"p:1"};
-  ASSERT_TRUE(journal->Append(events).ok());
-  journal.reset();
-  {
-    RawDb raw(dir / "journal.db");
-    ASSERT_EQ(raw.WriteBlob("events", "payload", 4, "tampered"), SQLITE_OK);
-  }
-  auto reader = OpenOrDie(dir / "journal.db", OpenMode::kReadOnly);
+  auto reader = JournalWithChangedPayload(dir, 6, {1, 2, 3, 4, 5, 6}, 4);
   EventFilter f;
   f.subject = "p:1";
   const Status inline_check =
