@@ -2,7 +2,10 @@
 // SPEC §7 figures it measured; timing never makes it fail, a broken call does (exit 2).
 //
 //   bench_dra [--quick] [--json PATH] [--dir DIR] [--samples N] [--republish-samples N]
-//             [--steady-seconds S] [--keep]
+//             [--steady-seconds S] [--keep] [--binary PATH]
+//
+// --binary runs another build's gpu-fabric-plugin in the same benchmark (an A/B of two builds
+// without the benchmark's own changes in between).
 //
 // Everything runs for real, in the one simulated world (sim/world ProcessWorld, dra = true):
 // `gpu-fabric-plugin serve --mode=dra` as a child process on an HGX H100 node, the fake API server
@@ -18,7 +21,9 @@
 //    on the same disk (interleaved with the calls) + one empty DRA round trip (NodePrepareResources
 //    of no claim) + one claim GET over HTTPS (this process's own ApiClient, the product's) + one FM
 //    activation (the simulated FM called in this process). Target: median <= floor + 150 us (SPEC
-//    §7); also reported as a ratio to one commit. The breakdown also times the empty round trip
+//    §7); also reported as a ratio to one commit. The breakdown shows the time from the grant's
+//    event to ClaimPrepared's in the journal (the outcome commit, then the claim's files put in
+//    place: staged while the saga ran, or written then), and times the empty round trip
 //    after 2 ms of idle: the wake-ups an isolated call pays beyond the floor's back-to-back round
 //    trip.
 // 2. API calls per Prepare (target 1: the claim GET) and per Unprepare (target 0): every request
@@ -116,12 +121,18 @@ class JournalTimes {
 // ---------------------------------------------------------------------------------------------
 // The world: serve --mode=dra and its fakes.
 
+// The serve binary measured: this build's, or --binary (an older build, for a same-bench A/B).
+std::string& PluginBinary() {
+  static std::string binary = GFP_BENCH_PLUGIN_BINARY;
+  return binary;
+}
+
 std::unique_ptr<gfp::simworld::ProcessWorld> StartWorld(const fs::path& dir, const fs::path& fm_dir,
                                                         std::chrono::milliseconds reconcile) {
   gfp::simworld::ProcessWorldOptions options;
   options.dir = dir;
   options.fm_library = GFP_BENCH_NVFM_SIM;
-  options.plugin_binary = GFP_BENCH_PLUGIN_BINARY;
+  options.plugin_binary = PluginBinary();
   options.reconcile_interval = reconcile;
   options.release_grace = std::chrono::seconds(30);  // serve's default
   options.node_name = kNodeName;
@@ -179,6 +190,8 @@ void CallOrDie(gfp::simworld::ProcessWorld& world, const Json& claim, bool prepa
 
 struct PrepareRun {
   std::vector<double> prepare_us, unprepare_us, commit_us;
+  // From the grant's event time to ClaimPrepared's: the outcome commit and the claim's files.
+  std::vector<double> grant_to_files_us;
   double files = 0;    // regular files a Prepare left (CDI specs, device metadata)
   double commits = 0;  // durable commits inside the Prepare windows (distinct event times)
   double relaxed_commits =
@@ -243,8 +256,12 @@ void PrepareAndUnprepare(gfp::simworld::ProcessWorld& world, BaselineDb& baselin
   const double slice_writes = SliceWrites(api);
   if (!record) run.files = static_cast<double>(ClaimFileCount(world));
   std::set<std::int64_t> durable, relaxed;
+  std::int64_t granted = 0, files_recorded = 0;
   for (const auto& [t, type] : journal.Poll()) {
-    if (t >= unix0 && t <= unix1) (type == kRelaxedEvent ? relaxed : durable).insert(t);
+    if (t < unix0 || t > unix1) continue;
+    (type == kRelaxedEvent ? relaxed : durable).insert(t);
+    if (type == "AllocationGranted") granted = t;
+    if (type == kRelaxedEvent) files_recorded = t;
   }
   api.ClearRequests();
   start = Clock::now();
@@ -256,6 +273,9 @@ void PrepareAndUnprepare(gfp::simworld::ProcessWorld& world, BaselineDb& baselin
   run.commit_us.push_back(commit);
   run.prepare_us.push_back(prepared);
   run.unprepare_us.push_back(unprepared);
+  if (granted > 0 && files_recorded >= granted) {
+    run.grant_to_files_us.push_back(static_cast<double>(files_recorded - granted));
+  }
   run.commits += static_cast<double>(durable.size());
   run.relaxed_commits += static_cast<double>(relaxed.size());
   run.prepare_requests += requests;
@@ -376,6 +396,9 @@ void PrintPrepareRows(const PrepareRun& run, const FloorParts& f, const PrepareS
   Row("  beyond the floor: claim files x atomic write", Fmt("%.0f us", m.files_us),
       Fmt("%.0f files", run.files) +
           Fmt(" x %.0f us (a new file linked whole; no fsync)", f.file_write));
+  Row("  grant to ClaimPrepared (journal times), p50",
+      Fmt("%.0f us", Percentile(run.grant_to_files_us, 0.5)),
+      "the outcome commit, then the files published (staged while the saga ran) or written");
   Row("  beyond the floor: GET on a new connection", Fmt("+%.0f us", f.get_new - f.get),
       Fmt("%.0f us with a TLS handshake", f.get_new) + Fmt(" vs %.0f kept alive", f.get));
   Row("  beyond the floor: the rest", Fmt("%.0f us", m.p50 - m.floor - m.files_us),
@@ -531,6 +554,9 @@ int main(int argc, char** argv) {
   app.add_option("--steady-seconds", steady_seconds, "steady-state sampling window");
   app.add_flag("--quick", quick, "tiny run (smoke test): few samples, 3 s steady state");
   app.add_flag("--keep", keep, "keep the benchmark files");
+  app.add_option("--binary", PluginBinary(),
+                 "the gpu-fabric-plugin binary to run (default: this build's)")
+      ->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
   double settle = 3;
   if (quick) {

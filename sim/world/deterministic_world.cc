@@ -17,11 +17,12 @@ Result<std::unique_ptr<DeterministicWorld>> DeterministicWorld::Create(
   setup.dir = options.dir;
   setup.reconcile_interval = options.reconcile_interval;
   setup.release_grace = options.release_grace;
+  setup.dra = options.dra;
   std::error_code ec;
   std::filesystem::create_directories(setup.journal().parent_path(), ec);
   if (ec) return Internal("cannot create " + setup.journal().parent_path().string());
-  GFP_ASSIGN_OR_RETURN(plugin::ServeConfig config, ServeConfigFor(setup, node));
-  config.node_name = "sim-node";
+  GFP_ASSIGN_OR_RETURN(plugin::ServeConfig config,
+                       ServeConfigFor(setup, node, {{"--node-name", "sim-node"}}));
   return std::unique_ptr<DeterministicWorld>(
       new DeterministicWorld(options, std::move(node), std::move(fm), std::move(config)));
 }

@@ -33,6 +33,8 @@ struct DeterministicOptions {
   std::chrono::milliseconds release_grace{30000};
   // The engine checks the invariants after every command, as Debug builds do (the fuzz target).
   bool check_invariants_after_execute = false;
+  // The core as serve --mode=dra builds it (SPEC §11: a restart keeps the node's mode).
+  bool dra = false;
 };
 
 class DeterministicWorld {

@@ -7,6 +7,7 @@
 #include "adapters/kubelet/grpc_lifetime.h"
 #include "plugin/build_core.h"
 #include "plugin/core/log_text.h"
+#include "plugin/dra/claim_file_staging.h"
 #include "statemachine/offered_partitions.h"
 
 namespace gfp::plugin {
@@ -59,6 +60,10 @@ Result<std::unique_ptr<DraService>> DraService::Create(ServeConfig config,
   spdlog::info("API server {} ({})", api_config.server, api_config.source);
   GFP_ASSIGN_OR_RETURN(auto client, adapters::apiserver::ApiClient::Create(std::move(api_config)));
   GFP_ASSIGN_OR_RETURN(auto core, BuildCore(config, version, std::move(clock)));
+  // Only now: the journal's lock says no other plugin process is staging claims' files.
+  if (Status cleared = dra::ClearClaimStaging(SettingsOf(config).dirs); !cleared.ok()) {
+    spdlog::warn("{}", cleared.message());
+  }
   if (metrics) metrics->Attach(*core);
   return std::unique_ptr<DraService>(
       new DraService(std::move(config), std::move(metrics), std::move(client), std::move(core)));

@@ -119,33 +119,59 @@ Status ReplaceFileAtomically(const fs::path& path, std::string_view content,
 }
 
 Status WriteFileAtomically(const fs::path& path, std::string_view content, Durability durability) {
+  auto file = UnnamedFile::Write(path, content, durability);
+  if (!file.ok()) {
+    if (file.status().code() == ErrorCode::kUnavailable) {
+      return ReplaceFileAtomically(path, content, durability);
+    }
+    return file.status();
+  }
+  // Something at `path` (a file, a folder, a symlink, never followed), no /proc, or a folder that
+  // went away: replaced through the staging folder instead, which names what is wrong.
+  Status linked = file->Link();
+  const ErrorCode code = linked.code();
+  if (code == ErrorCode::kAlreadyExists || code == ErrorCode::kNotFound ||
+      code == ErrorCode::kUnavailable) {
+    return ReplaceFileAtomically(path, content, durability);
+  }
+  return linked;
+}
+
+Result<UnnamedFile> UnnamedFile::Write(const fs::path& path, std::string_view content,
+                                       Durability durability) {
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   UniqueFd fd(::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644));
   if (fd.get() < 0) {
-    if (NoUnnamedFiles(errno)) return ReplaceFileAtomically(path, content, durability);
-    return StepFailed(path, "creating an unnamed file in " + Shown(dir), errno);
-  }
-  const std::string shown = "the unnamed file in " + Shown(dir);
-  GFP_RETURN_IF_ERROR(Fill(path, fd.get(), shown, content, durability));
-  char proc_path[40];
-  std::snprintf(proc_path, sizeof proc_path, "/proc/self/fd/%d", fd.get());
-  // linkat never replaces: anything at `path` (a file, a folder, a symlink, never followed)
-  // answers EEXIST and is replaced through the staging folder instead. ENOENT: no /proc (the
-  // way to link an unnamed file without CAP_DAC_READ_SEARCH), or the folder went away, which
-  // the staging path then names.
-  if (::linkat(AT_FDCWD, proc_path, AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) != 0) {
-    if (errno == EEXIST || errno == ENOENT || NoUnnamedFiles(errno)) {
-      return ReplaceFileAtomically(path, content, durability);
-    }
-    return StepFailed(path, "linking " + shown + " into place", errno);
-  }
-  if (fd.Close() != 0) {
     const int err = errno;
-    ::unlink(path.c_str());
-    return StepFailed(path, "closing " + shown, err);
+    const Status failed = StepFailed(path, "creating an unnamed file in " + Shown(dir), err);
+    if (NoUnnamedFiles(err)) return Unavailable(failed.message());
+    return failed;
   }
-  if (durability == Durability::kAtomicOnly) return Status::Ok();
-  return FsyncDirectory(path, dir);
+  GFP_RETURN_IF_ERROR(
+      Fill(path, fd.get(), "the unnamed file in " + Shown(dir), content, durability));
+  return UnnamedFile(path, std::move(fd), durability);
+}
+
+Status UnnamedFile::Link() {
+  char proc_path[40];
+  std::snprintf(proc_path, sizeof proc_path, "/proc/self/fd/%d", fd_.get());
+  const std::string shown = "the unnamed file in " + Shown(path_.parent_path());
+  // linkat never replaces: anything at the path answers EEXIST.
+  if (::linkat(AT_FDCWD, proc_path, AT_FDCWD, path_.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+    const int err = errno;
+    const Status failed = StepFailed(path_, "linking " + shown + " into place", err);
+    if (err == EEXIST) return AlreadyExists(failed.message());
+    if (NoUnnamedFiles(err)) return Unavailable(failed.message());
+    return failed;  // ENOENT: NotFound
+  }
+  if (fd_.Close() != 0) {
+    const int err = errno;
+    ::unlink(path_.c_str());
+    return StepFailed(path_, "closing " + shown, err);
+  }
+  if (durability_ == Durability::kAtomicOnly) return Status::Ok();
+  const fs::path dir = path_.has_parent_path() ? path_.parent_path() : fs::path(".");
+  return FsyncDirectory(path_, dir);
 }
 
 }  // namespace gfp::adapters::host

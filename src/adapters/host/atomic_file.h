@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "common/unique_fd.h"
 
 namespace gfp::adapters::host {
 
@@ -45,4 +46,32 @@ Status ReplaceFileAtomically(const std::filesystem::path& path, std::string_view
 // folder is NotFound, naming `path`.
 Status WriteFileAtomically(const std::filesystem::path& path, std::string_view content,
                            Durability durability = Durability::kSurvivesPowerLoss);
+
+// A file written whole before it has a name, so that writing it and showing it can happen at
+// different times: unnamed in the folder of the path it is meant for (O_TMPFILE, mode 0644),
+// seen by no one until Link, and gone with its descriptor if never linked (a process that dies
+// first leaves nothing behind).
+class UnnamedFile {
+ public:
+  // Unavailable where the file system has no unnamed files; NotFound for a missing folder.
+  static Result<UnnamedFile> Write(const std::filesystem::path& path, std::string_view content,
+                                   Durability durability);
+
+  // Links it at its path, never replacing: anything there (a symlink is not followed) is
+  // AlreadyExists; NotFound when /proc is not mounted (the way to link an unnamed file without
+  // CAP_DAC_READ_SEARCH) or the folder went away; Unavailable where linking unnamed files is
+  // not supported. The folder is fsynced afterwards when the file must survive a power loss.
+  Status Link();
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  UnnamedFile(std::filesystem::path path, UniqueFd fd, Durability durability)
+      : path_(std::move(path)), fd_(std::move(fd)), durability_(durability) {}
+
+  std::filesystem::path path_;
+  UniqueFd fd_;
+  Durability durability_;
+};
+
 }  // namespace gfp::adapters::host

@@ -20,6 +20,8 @@ struct ClaimGpu {
   std::string request;                    // the claim request this GPU answers (gpu0)
   std::string bdf;                        // 0000:1b:00.0
   std::vector<std::string> device_nodes;  // /dev/vfio/42, /dev/vfio/vfio, …
+
+  bool operator==(const ClaimGpu&) const = default;
 };
 
 struct PreparedClaim {
@@ -30,6 +32,8 @@ struct PreparedClaim {
   std::string name;
   std::string pod_claim_name;  // empty unless made from a template
   std::vector<ClaimGpu> gpus;  // the allocation result's order
+
+  bool operator==(const PreparedClaim&) const = default;
 };
 
 // Where the files go: --cdi-dir and <kubelet-plugins-dir>/<driver>.

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <system_error>
+
 #include "adapters/host/vfio_nodes.h"
 #include "common/text_escape.h"
 #include "plugin/core/journal_failure.h"
@@ -104,8 +106,36 @@ std::optional<sm::PrepareClaim> ClaimPreparer::RepeatedClaimCommand(const ClaimK
   return command;
 }
 
+ClaimPreparer::StagedFiles ClaimPreparer::StageAhead(const sm::PrepareClaim& command) const {
+  sm::Claim claim{command.claim.uid(),   command.claim.namespace_(), command.claim.name(), {}, {},
+                  command.pod_claim_name};
+  std::vector<sm::Bdf> devices;
+  for (const auto& device : command.devices) {
+    claim.requests.push_back(device.request());
+    devices.push_back(device.bdf());
+  }
+  auto iommufd = adapters::host::DetectIommufd(settings_.dev_root);
+  if (!iommufd.ok()) return {};
+  auto prepared = PreparedClaimOf(claim, devices, settings_, core_.inventory(), *iommufd);
+  if (!prepared.ok()) return {};  // the same error stops the Prepare after the saga
+  auto stage = [dirs = settings_.dirs, prepared = std::move(prepared).value()]() mutable {
+    auto staged = dra::StagedClaimFiles::Stage(dirs, std::move(prepared));
+    if (staged.ok()) return std::move(staged).value();
+    spdlog::debug("claim files not staged: {}", staged.status().message());
+    return std::unique_ptr<dra::StagedClaimFiles>();
+  };
+  try {
+    return std::async(std::launch::async, std::move(stage));
+  } catch (const std::system_error& e) {  // no thread to be had: the files are written in place
+    spdlog::debug("claim files not staged: {}", e.what());
+    return {};
+  }
+}
+
 PrepareOutcome ClaimPreparer::RunPrepare(sm::PrepareClaim command, bool repeated) {
   const std::string uid = command.claim.uid();
+  // Waited for (and removed if never published) however the Prepare ends.
+  StagedFiles staged = repeated ? StagedFiles() : StageAhead(command);
   const std::string text = KeyText({uid, command.claim.namespace_(), command.claim.name()});
   auto ran = core_.Exclusive(
       [&](core::SagaRunner& sagas, core::FabricSync& fabric) -> Result<core::SagaResult> {
@@ -120,7 +150,7 @@ PrepareOutcome ClaimPreparer::RunPrepare(sm::PrepareClaim command, bool repeated
           command.now = core_.Now();
           GFP_ASSIGN_OR_RETURN(saga, sagas.Run(command));
         }
-        if (saga.refusal.empty()) GFP_RETURN_IF_ERROR(WriteFilesAndRecord(uid));
+        if (saga.refusal.empty()) GFP_RETURN_IF_ERROR(WriteFilesAndRecord(uid, &staged));
         return saga;
       });
   if (!ran.ok()) return {{}, "claim " + text + ": " + core::JournalFailure(ran.status()).message()};
@@ -129,7 +159,7 @@ PrepareOutcome ClaimPreparer::RunPrepare(sm::PrepareClaim command, bool repeated
 }
 
 // Called under the operation lock.
-Status ClaimPreparer::WriteFilesAndRecord(const std::string& uid) {
+Status ClaimPreparer::WriteFilesAndRecord(const std::string& uid, StagedFiles* staged) {
   std::optional<std::pair<sm::Claim, std::vector<sm::Bdf>>> held;
   core_.engine().Read([&](const sm::State& s) {
     if (sm::ClaimProgressOf(s, uid) != sm::ClaimProgress::kWriteFiles) return 0;
@@ -142,8 +172,16 @@ Status ClaimPreparer::WriteFilesAndRecord(const std::string& uid) {
   GFP_ASSIGN_OR_RETURN(
       dra::PreparedClaim prepared,
       PreparedClaimOf(held->first, held->second, settings_, core_.inventory(), iommufd));
-  GFP_RETURN_IF_ERROR(
-      dra::WriteClaimFiles(settings_.dirs, dra::ClaimFiles(prepared, settings_.dirs)));
+  // Staged files are used only when they are exactly the claim's as granted; whatever Publish
+  // could not do (something in the way) is done, or named, by writing the files in place.
+  std::unique_ptr<dra::StagedClaimFiles> ahead = staged->valid() ? staged->get() : nullptr;
+  Status placed = FailedPrecondition("the files were not staged as the claim was granted");
+  if (ahead && ahead->claim() == prepared) placed = ahead->Publish();
+  if (!placed.ok()) {
+    if (ahead) spdlog::debug("claim {}: writing its files in place: {}", uid, placed.message());
+    GFP_RETURN_IF_ERROR(
+        dra::WriteClaimFiles(settings_.dirs, dra::ClaimFiles(prepared, settings_.dirs)));
+  }
   // The files are not fsynced, so neither is the event that records them: a power cut loses
   // both or neither matters (docs/recovery.md, row 19), and the grant before it stays durable.
   GFP_RETURN_IF_ERROR(

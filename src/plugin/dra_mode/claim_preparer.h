@@ -1,17 +1,22 @@
 // NodePrepareResources and NodeUnprepareResources for one claim (SPEC §11), journal first:
 //   Prepare:   GET the claim (the one API call) -> ReadClaim -> PrepareClaim (the partition
 //              saga, shared with Allocate) -> write the CDI and metadata files -> RecordClaimFiles
-//              -> answer. A claim the journal already holds is never fetched again: its repeated
-//              Prepare re-checks the partition and the files and repairs them, journal first.
+//              -> answer. A first Prepare stages its files, unseen, on another thread while the
+//              saga commits, and only puts them in place once the claim is granted. A claim the
+//              journal already holds is never fetched again: its repeated Prepare re-checks the
+//              partition and the files and repairs them, journal first.
 //   Unprepare: UnprepareClaim (deactivate) -> remove the files -> RecordClaimFilesRemoved.
 // Each step reads where the claim stands from the state (sm::ClaimProgressOf), so a Prepare or
 // Unprepare that a crash cut short is finished by the next call, whichever step it stopped at.
 #pragma once
 
+#include <future>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "plugin/core/plugin_core.h"
+#include "plugin/dra/claim_file_staging.h"
 #include "plugin/dra_mode/dra_settings.h"
 #include "plugin/dra_mode/kube_api.h"
 
@@ -59,7 +64,11 @@ class ClaimPreparer {
   // Runs the saga (once more after FM_ST_IN_USE, as Allocate does), then writes the files. A
   // repeated Prepare syncs FM first, so a partition FM lost is activated again.
   PrepareOutcome RunPrepare(sm::PrepareClaim command, bool repeated);
-  Status WriteFilesAndRecord(const std::string& uid);
+  // A first Prepare's files, being staged on another thread (dra::StagedClaimFiles); no future
+  // when they cannot be, and null when staging failed: the files are then written in place.
+  using StagedFiles = std::future<std::unique_ptr<dra::StagedClaimFiles>>;
+  StagedFiles StageAhead(const sm::PrepareClaim& command) const;
+  Status WriteFilesAndRecord(const std::string& uid, StagedFiles* staged);
   Status RemoveFilesAndRecord(const std::string& uid);
   PrepareOutcome Answer(const std::string& uid);
 

@@ -118,7 +118,9 @@ void DraCrashRun::Settle() {
   Trace("  settled: " + std::to_string(held_.size()) + " claims prepared");
 }
 
-// Once settled, no CDI file names a claim kubelet does not hold (each names its claim's uid).
+// Once settled, no CDI file names a claim kubelet does not hold (each names its claim's uid), no
+// metadata folder is of a claim kubelet does not hold, and nothing is left staged (a Prepare
+// killed while its files were staged leaves them in .claim-staging; the next start clears it).
 void DraCrashRun::CheckFiles() {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(world_->setup().cdi_dir(), ec)) {
@@ -128,6 +130,18 @@ void DraCrashRun::CheckFiles() {
     for (const auto& [uid, held] : held_) ours = ours || file.find(uid) != std::string::npos;
     EXPECT_TRUE(ours) << "CDI file " << file << " belongs to no prepared claim" << SeeLog();
   }
+  const auto plugin_dir = world_->setup().kubelet_plugins_dir() / world_->setup().dra_driver;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(plugin_dir / "dra-device-metadata", ec)) {
+    const std::string folder = entry.path().filename().string();
+    bool ours = false;
+    for (const auto& [uid, held] : held_) ours = ours || folder == "vms_" + held.ref.name;
+    EXPECT_TRUE(ours) << "metadata folder " << folder << " belongs to no prepared claim"
+                      << SeeLog();
+  }
+  const auto staging = plugin_dir / ".claim-staging";
+  EXPECT_TRUE(!std::filesystem::exists(staging) || std::filesystem::is_empty(staging))
+      << "files of claims are left staged in " << staging << SeeLog();
 }
 
 // Every claim unprepared: nothing active in FM, no files, the journal verifies, SIGTERM ends

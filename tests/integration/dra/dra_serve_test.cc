@@ -1,11 +1,13 @@
 // serve --mode=dra end to end (SPEC §11): the real binary registers with the fake kubelet's DRA
 // side, publishes its slice to the fake API server over HTTPS, prepares a claim the stand-in
 // scheduler allocated (one GET), writes its files, unprepares it (no API call), recreates a wiped
-// slice, and keeps a prepared claim across a SIGKILL without activating twice.
+// slice, keeps a prepared claim across a SIGKILL without activating twice, and clears at start
+// what a killed Prepare had staged.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "tests/integration/dra/dra_world.h"
@@ -130,6 +132,25 @@ TEST_F(DraServeTest, APreparedClaimSurvivesAKillAndIsNeverActivatedTwice) {
   EXPECT_EQ(world_->api().CallCount("get", "resourceclaims"), 0);
   EXPECT_EQ(FmActivations(), 1);
   EXPECT_TRUE(world_->FabricMatchesJournal().ok());
+}
+
+// A Prepare killed while its files were staged (dra::StagedClaimFiles) leaves a half-built
+// metadata folder in the plugin's staging folder; the next start removes it before serving.
+TEST_F(DraServeTest, WhatAKilledPrepareStagedIsClearedAtTheNextStart) {
+  ASSERT_TRUE(world_->CrashPlugin().ok());
+  const std::filesystem::path staging =
+      world_->setup().kubelet_plugins_dir() / world_->setup().dra_driver / ".claim-staging";
+  std::filesystem::create_directories(staging / "claim.k1lLed" / "gpu0");
+  std::ofstream(staging / "claim.k1lLed" / "gpu0" / "metadata.json") << "{}";
+  ASSERT_TRUE(world_->StartPlugin().ok());
+  ASSERT_TRUE(world_->WaitDraRegisteredAndPublished().ok()) << Log();
+  EXPECT_FALSE(std::filesystem::exists(staging)) << Log();
+  // And a first Prepare stages and publishes again.
+  const Json claim = ScheduleClaim("vm-c-gpus", 2);
+  auto prepared = world_->dra_kubelet().Prepare({Ref(claim)});
+  ASSERT_TRUE(prepared.ok());
+  EXPECT_EQ(prepared.response.at(claim["metadata"]["uid"]).error, "") << Log();
+  EXPECT_TRUE(std::filesystem::is_empty(staging));
 }
 
 }  // namespace

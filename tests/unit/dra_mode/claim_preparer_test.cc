@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <fstream>
 
+#include "plugin/dra/claim_file_store.h"
 #include "plugin/dra/resource_slice.h"
 #include "statemachine/claims.h"
+#include "tests/unit/apiserver/log_capture.h"
 #include "tests/unit/dra_mode/dra_world.h"
 
 namespace gfp::plugin::dra_mode {
@@ -87,6 +89,57 @@ TEST_F(ClaimPreparerTest, ClaimsThatCannotBePreparedHereAreRefusedBeforeAnyFmCal
   EXPECT_EQ(FmActivations(), 0);
   EXPECT_TRUE(FmActive().empty());
   EXPECT_FALSE(std::filesystem::exists(settings_.dirs.cdi_dir));
+}
+
+// The files of a first Prepare are staged while the saga commits and put in place after the
+// grant: not written in place again, nothing left in the staging folder.
+TEST_F(ClaimPreparerTest, AFirstPreparePublishesTheFilesItStaged) {
+  std::filesystem::create_directories(settings_.dirs.cdi_dir);  // as serve runs: both folders
+  std::filesystem::create_directories(settings_.dirs.plugin_dir);
+  api_.claims["vms/vm-a-gpus"] = Claim("u-1", GpusOf(PartitionOfSize(4)));
+  adapters::apiserver::testing::LogCapture log;
+  ASSERT_EQ(preparer_->Prepare({"u-1", "vms", "vm-a-gpus"}).error, "");
+  EXPECT_EQ(log.Count("debug", "writing its files in place"), 0) << log.text();
+  EXPECT_TRUE(std::filesystem::is_regular_file(CdiSpec("u-1")));
+  EXPECT_TRUE(std::filesystem::is_regular_file(settings_.dirs.plugin_dir / "dra-device-metadata" /
+                                               "vms_vm-a-gpus" / "gpu3" / "metadata.json"));
+  EXPECT_TRUE(std::filesystem::is_empty(dra::ClaimStagingDir(settings_.dirs)));
+}
+
+// Staged files show nowhere before the claim is granted: a process that dies inside the FM
+// activation leaves no CDI spec and no metadata folder, and kubelet's retry prepares the claim.
+TEST_F(ClaimPreparerTest, AFirstPrepareShowsNoFileBeforeItsGrant) {
+  std::filesystem::create_directories(settings_.dirs.cdi_dir);
+  std::filesystem::create_directories(settings_.dirs.plugin_dir);
+  api_.claims["vms/vm-a-gpus"] = Claim("u-1", GpusOf(PartitionOfSize(4)));
+  ASSERT_TRUE(
+      world_->fm().CrashCaller("fmActivateFabricPartition", fmsim::CrashPoint::kAfter).ok());
+  EXPECT_TRUE(world_->DiedDuring([&] { (void)preparer_->Prepare({"u-1", "vms", "vm-a-gpus"}); }));
+  EXPECT_TRUE(std::filesystem::is_empty(settings_.dirs.cdi_dir));
+  EXPECT_FALSE(std::filesystem::exists(settings_.dirs.plugin_dir / "dra-device-metadata"));
+
+  preparer_.reset();
+  const Status started = world_->StartPlugin();
+  ASSERT_TRUE(started.ok()) << started.message();
+  preparer_ = std::make_unique<ClaimPreparer>(world_->core(), api_, settings_);
+  ASSERT_EQ(preparer_->Prepare({"u-1", "vms", "vm-a-gpus"}).error, "");
+  EXPECT_TRUE(std::filesystem::is_regular_file(CdiSpec("u-1")));
+  EXPECT_TRUE(std::filesystem::is_regular_file(settings_.dirs.plugin_dir / "dra-device-metadata" /
+                                               "vms_vm-a-gpus" / "gpu0" / "metadata.json"));
+}
+
+// A Prepare FM refuses leaves nothing of what was staged for it.
+TEST_F(ClaimPreparerTest, ARefusedActivationLeavesNoStagedFile) {
+  std::filesystem::create_directories(settings_.dirs.cdi_dir);
+  std::filesystem::create_directories(settings_.dirs.plugin_dir);
+  api_.claims["vms/vm-a-gpus"] = Claim("u-1", GpusOf(PartitionOfSize(4)));
+  ASSERT_TRUE(world_->fm()
+                  .InjectFailure("fmActivateFabricPartition", -2 /* FM_ST_GENERIC_ERROR */, 1)
+                  .ok());
+  EXPECT_NE(preparer_->Prepare({"u-1", "vms", "vm-a-gpus"}).error, "");
+  EXPECT_TRUE(std::filesystem::is_empty(settings_.dirs.cdi_dir));
+  EXPECT_FALSE(std::filesystem::exists(settings_.dirs.plugin_dir / "dra-device-metadata"));
+  EXPECT_TRUE(std::filesystem::is_empty(dra::ClaimStagingDir(settings_.dirs)));
 }
 
 TEST_F(ClaimPreparerTest, UnprepareDeactivatesRemovesFilesAndIsIdempotent) {

@@ -25,6 +25,7 @@ class DraWorldTest : public ::testing::Test {
     options.dir = dir_.path() / "world";
     std::filesystem::create_directories(options.dir);
     options.check_invariants_after_execute = true;
+    options.dra = true;
     auto world = simworld::DeterministicWorld::Create(options);
     ASSERT_TRUE(world.ok()) << world.status().message();
     world_ = std::move(world).value();
