@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <system_error>
-
 #include "adapters/host/vfio_nodes.h"
 #include "common/text_escape.h"
 #include "plugin/core/journal_failure.h"
@@ -106,7 +104,7 @@ std::optional<sm::PrepareClaim> ClaimPreparer::RepeatedClaimCommand(const ClaimK
   return command;
 }
 
-ClaimPreparer::StagedFiles ClaimPreparer::StageAhead(const sm::PrepareClaim& command) const {
+StagedFiles ClaimPreparer::StageAhead(const sm::PrepareClaim& command) {
   sm::Claim claim{command.claim.uid(),   command.claim.namespace_(), command.claim.name(), {}, {},
                   command.pod_claim_name};
   std::vector<sm::Bdf> devices;
@@ -117,19 +115,8 @@ ClaimPreparer::StagedFiles ClaimPreparer::StageAhead(const sm::PrepareClaim& com
   auto iommufd = adapters::host::DetectIommufd(settings_.dev_root);
   if (!iommufd.ok()) return {};
   auto prepared = PreparedClaimOf(claim, devices, settings_, core_.inventory(), *iommufd);
-  if (!prepared.ok()) return {};  // the same error stops the Prepare after the saga
-  auto stage = [dirs = settings_.dirs, prepared = std::move(prepared).value()]() mutable {
-    auto staged = dra::StagedClaimFiles::Stage(dirs, std::move(prepared));
-    if (staged.ok()) return std::move(staged).value();
-    spdlog::debug("claim files not staged: {}", staged.status().message());
-    return std::unique_ptr<dra::StagedClaimFiles>();
-  };
-  try {
-    return std::async(std::launch::async, std::move(stage));
-  } catch (const std::system_error& e) {  // no thread to be had: the files are written in place
-    spdlog::debug("claim files not staged: {}", e.what());
-    return {};
-  }
+  if (!prepared.ok()) return {};
+  return stager_.Stage(settings_.dirs, std::move(prepared).value());
 }
 
 PrepareOutcome ClaimPreparer::RunPrepare(sm::PrepareClaim command, bool repeated) {
@@ -174,7 +161,7 @@ Status ClaimPreparer::WriteFilesAndRecord(const std::string& uid, StagedFiles* s
       PreparedClaimOf(held->first, held->second, settings_, core_.inventory(), iommufd));
   // Staged files are used only when they are exactly the claim's as granted; whatever Publish
   // could not do (something in the way) is done, or named, by writing the files in place.
-  std::unique_ptr<dra::StagedClaimFiles> ahead = staged->valid() ? staged->get() : nullptr;
+  std::unique_ptr<dra::StagedClaimFiles> ahead = staged->Take();
   Status placed = FailedPrecondition("the files were not staged as the claim was granted");
   if (ahead && ahead->claim() == prepared) placed = ahead->Publish();
   if (!placed.ok()) {

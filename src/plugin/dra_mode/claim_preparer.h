@@ -10,13 +10,11 @@
 // Unprepare that a crash cut short is finished by the next call, whichever step it stopped at.
 #pragma once
 
-#include <future>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "plugin/core/plugin_core.h"
-#include "plugin/dra/claim_file_staging.h"
+#include "plugin/dra_mode/claim_file_stager.h"
 #include "plugin/dra_mode/dra_settings.h"
 #include "plugin/dra_mode/kube_api.h"
 
@@ -64,10 +62,9 @@ class ClaimPreparer {
   // Runs the saga (once more after FM_ST_IN_USE, as Allocate does), then writes the files. A
   // repeated Prepare syncs FM first, so a partition FM lost is activated again.
   PrepareOutcome RunPrepare(sm::PrepareClaim command, bool repeated);
-  // A first Prepare's files, being staged on another thread (dra::StagedClaimFiles); no future
-  // when they cannot be, and null when staging failed: the files are then written in place.
-  using StagedFiles = std::future<std::unique_ptr<dra::StagedClaimFiles>>;
-  StagedFiles StageAhead(const sm::PrepareClaim& command) const;
+  // A first Prepare's files, handed to the stager thread; nothing when their facts cannot be
+  // had (the Prepare then fails on the same error after the saga).
+  StagedFiles StageAhead(const sm::PrepareClaim& command);
   Status WriteFilesAndRecord(const std::string& uid, StagedFiles* staged);
   Status RemoveFilesAndRecord(const std::string& uid);
   PrepareOutcome Answer(const std::string& uid);
@@ -75,6 +72,7 @@ class ClaimPreparer {
   core::PluginCore& core_;
   KubeApi& api_;
   const DraSettings settings_;
+  ClaimFileStager stager_;
 };
 
 }  // namespace gfp::plugin::dra_mode

@@ -1,0 +1,48 @@
+#include "plugin/dra_mode/claim_file_stager.h"
+
+#include <spdlog/spdlog.h>
+
+namespace gfp::plugin::dra_mode {
+
+ClaimFileStager::ClaimFileStager() : thread_([this] { Run(); }) {}
+
+ClaimFileStager::~ClaimFileStager() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+StagedFiles ClaimFileStager::Stage(dra::ClaimFileDirs dirs, dra::PreparedClaim claim) {
+  std::packaged_task<std::unique_ptr<dra::StagedClaimFiles>()> task(
+      [dirs = std::move(dirs), claim = std::move(claim)]() mutable {
+        auto staged = dra::StagedClaimFiles::Stage(dirs, std::move(claim));
+        if (staged.ok()) return std::move(staged).value();
+        spdlog::debug("claim files not staged: {}", staged.status().message());
+        return std::unique_ptr<dra::StagedClaimFiles>();
+      });
+  StagedFiles out(task.get_future());
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(std::move(task));
+  }
+  wake_.notify_one();
+  return out;
+}
+
+void ClaimFileStager::Run() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and nothing handed over is left
+    auto task = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    task();
+    lock.lock();
+  }
+}
+
+}  // namespace gfp::plugin::dra_mode
