@@ -11,8 +11,8 @@
 
 #include <fstream>
 
-#include "common/temp_dir.h"
 #include "plugin/dra/claim_file_store.h"
+#include "unit/dra/claim_files_on_disk.h"
 
 namespace gfp::plugin::dra {
 namespace {
@@ -21,18 +21,10 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-class ClaimFileStagingTest : public ::testing::Test {
+class ClaimFileStagingTest : public ClaimFilesOnDisk {
  protected:
   void SetUp() override {
-    dirs = {dir.path() / "run/cdi", dir.path() / "plugins/gpu-fabric-plugin.io"};
-    claim.driver = "gpu-fabric-plugin.io";
-    claim.pool = "node-a";
-    claim.uid = "6f1d2c3a-8b4e-4f60-9a71-2c5d8e9f0a1b";
-    claim.namespace_name = "vms";
-    claim.name = "vm-a-gpus";
-    claim.gpus = {{"gpu0", "0000:1b:00.0", {"/dev/vfio/42", "/dev/vfio/vfio"}},
-                  {"gpu1", "0000:43:00.0", {"/dev/vfio/43", "/dev/vfio/vfio"}}};
-    files = ClaimFiles(claim, dirs);
+    ClaimFilesOnDisk::SetUp();
     // As on a node where serve runs: the CDI folder and the plugin folder (its socket's) exist.
     fs::create_directories(dirs.cdi_dir);
     fs::create_directories(dirs.plugin_dir);
@@ -53,17 +45,7 @@ class ClaimFileStagingTest : public ::testing::Test {
     std::sort(names.begin(), names.end());
     return names;
   }
-  static mode_t Mode(const fs::path& path) {
-    struct stat info {};
-    EXPECT_EQ(::stat(path.c_str(), &info), 0) << path;
-    return info.st_mode & 07777;
-  }
   fs::path MetadataRoot() const { return dirs.plugin_dir / "dra-device-metadata"; }
-
-  gfp::testing::TempDir dir;
-  ClaimFileDirs dirs;
-  PreparedClaim claim;
-  std::vector<ClaimFile> files;
 };
 
 TEST_F(ClaimFileStagingTest, NothingShowsBeforePublishAndThenEveryFileAsWriteClaimFilesWritesIt) {

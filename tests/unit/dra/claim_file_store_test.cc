@@ -11,7 +11,7 @@
 #include <fstream>
 #include <set>
 
-#include "common/temp_dir.h"
+#include "unit/dra/claim_files_on_disk.h"
 
 namespace gfp::plugin::dra {
 namespace {
@@ -19,30 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-class ClaimFileStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dirs = {dir.path() / "run/cdi", dir.path() / "plugins/gpu-fabric-plugin.io"};
-    claim.driver = "gpu-fabric-plugin.io";
-    claim.pool = "node-a";
-    claim.uid = "6f1d2c3a-8b4e-4f60-9a71-2c5d8e9f0a1b";
-    claim.namespace_name = "vms";
-    claim.name = "vm-a-gpus";
-    claim.pod_claim_name = "gpus";
-    claim.gpus = {{"gpu0", "0000:1b:00.0", {"/dev/vfio/42", "/dev/vfio/vfio"}},
-                  {"gpu1", "0000:43:00.0", {"/dev/vfio/43", "/dev/vfio/vfio"}}};
-    files = ClaimFiles(claim, dirs);
-  }
-  static mode_t Mode(const fs::path& path) {
-    struct stat info {};
-    EXPECT_EQ(::stat(path.c_str(), &info), 0) << path;
-    return info.st_mode & 07777;
-  }
-  gfp::testing::TempDir dir;
-  ClaimFileDirs dirs;
-  PreparedClaim claim;
-  std::vector<ClaimFile> files;
-};
+using ClaimFileStoreTest = ClaimFilesOnDisk;
 
 TEST_F(ClaimFileStoreTest, WrittenFilesAreWholeAndReadableByRuntimes) {
   ASSERT_FALSE(ClaimFilesPresent(files));
