@@ -159,7 +159,7 @@ Status UnnamedFile::Link() {
   // linkat never replaces: anything at the path answers EEXIST.
   if (::linkat(AT_FDCWD, proc_path, AT_FDCWD, path_.c_str(), AT_SYMLINK_FOLLOW) != 0) {
     const int err = errno;
-    const Status failed = StepFailed(path_, "linking " + shown + " into place", err);
+    Status failed = StepFailed(path_, "linking " + shown + " into place", err);
     if (err == EEXIST) return AlreadyExists(failed.message());
     if (NoUnnamedFiles(err)) return Unavailable(failed.message());
     return failed;  // ENOENT: NotFound

@@ -20,7 +20,7 @@ std::string OsError(int err) { return std::error_code(err, std::generic_category
 
 // `relative` when `path` lies below `base` ("" otherwise).
 fs::path Below(const fs::path& base, const fs::path& path) {
-  const fs::path relative = path.lexically_normal().lexically_relative(base.lexically_normal());
+  fs::path relative = path.lexically_normal().lexically_relative(base.lexically_normal());
   if (relative.empty() || relative == "." || relative.begin()->string() == "..") return {};
   return relative;
 }
