@@ -63,8 +63,6 @@ class UnnamedFile {
   // not supported. The folder is fsynced afterwards when the file must survive a power loss.
   Status Link();
 
-  const std::filesystem::path& path() const { return path_; }
-
  private:
   UnnamedFile(std::filesystem::path path, UniqueFd fd, Durability durability)
       : path_(std::move(path)), fd_(std::move(fd)), durability_(durability) {}

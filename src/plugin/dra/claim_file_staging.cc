@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "common/text_escape.h"
+#include "plugin/dra/claim_file_store.h"
 
 namespace gfp::plugin::dra {
 namespace {
@@ -29,7 +30,9 @@ fs::path Below(const fs::path& base, const fs::path& path) {
 // planted file or link there would end up in a claim's metadata folder).
 Status EnsurePrivateStaging(const fs::path& staging) {
   if (::mkdir(staging.c_str(), 0700) != 0 && errno != EEXIST) {
-    return Internal("cannot create " + Shown(staging) + ": " + OsError(errno));
+    const int err = errno;
+    std::string message = "cannot create " + Shown(staging) + ": " + OsError(err);
+    return err == ENOENT ? NotFound(std::move(message)) : Internal(std::move(message));
   }
   struct stat info {};
   if (::lstat(staging.c_str(), &info) != 0) {
@@ -40,18 +43,6 @@ Status EnsurePrivateStaging(const fs::path& staging) {
     return FailedPrecondition(Shown(staging) +
                               " is not a private folder of this user (remove it; claims' "
                               "metadata folders are built there before they are renamed)");
-  }
-  return Status::Ok();
-}
-
-// `folder` is there as a real folder, created 0755 when missing.
-Status EnsureRealFolder(const fs::path& folder) {
-  if (::mkdir(folder.c_str(), 0755) == 0) return Status::Ok();
-  if (errno != EEXIST) return Internal("cannot create " + Shown(folder) + ": " + OsError(errno));
-  struct stat info {};
-  if (::lstat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-    return FailedPrecondition(Shown(folder) +
-                              " is not a folder (a symlink or a file is there; remove it)");
   }
   return Status::Ok();
 }
@@ -119,7 +110,7 @@ StagedClaimFiles::~StagedClaimFiles() {
 Status StagedClaimFiles::Publish() {
   if (metadata_staged_.empty()) return FailedPrecondition("the claim's files were published");
   const fs::path metadata_dir = ClaimMetadataDir(claim_, dirs_);
-  GFP_RETURN_IF_ERROR(EnsureRealFolder(metadata_dir.parent_path()));
+  GFP_RETURN_IF_ERROR(MakeClaimFolders(dirs_, metadata_dir.parent_path(), metadata_dir));
   // Onto nothing or an empty folder only: a folder with files in it (ENOTEMPTY or EEXIST), or a
   // symlink or file (ENOTDIR) there, is left to WriteClaimFiles.
   if (::rename(metadata_staged_.c_str(), metadata_dir.c_str()) != 0) {

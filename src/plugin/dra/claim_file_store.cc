@@ -54,16 +54,25 @@ Status MakeFolders(const fs::path& base, const fs::path& dir, const fs::path& fi
   return Status::Ok();
 }
 
+Status OutsideBases(const ClaimFileDirs& dirs, const fs::path& path) {
+  return InvalidArgument("claim file " + Shown(path) + " is outside " + Shown(dirs.cdi_dir) +
+                         " and " + Shown(dirs.plugin_dir));
+}
+
 }  // namespace
+
+Status MakeClaimFolders(const ClaimFileDirs& dirs, const fs::path& dir, const fs::path& file) {
+  const fs::path base = BaseOf(dirs, file);
+  if (base.empty()) return OutsideBases(dirs, file);
+  MadeFolders made;
+  return MakeFolders(base, dir, file, made);
+}
 
 Status WriteClaimFiles(const ClaimFileDirs& dirs, const std::vector<ClaimFile>& files) {
   MadeFolders made;
   for (const ClaimFile& file : files) {
     const fs::path base = BaseOf(dirs, file.path);
-    if (base.empty()) {
-      return InvalidArgument("claim file " + Shown(file.path) + " is outside " +
-                             Shown(dirs.cdi_dir) + " and " + Shown(dirs.plugin_dir));
-    }
+    if (base.empty()) return OutsideBases(dirs, file.path);
     if (made.insert(base).second) {
       std::error_code ec;
       fs::create_directories(base, ec);  // --cdi-dir may not exist yet on a fresh host
@@ -90,10 +99,7 @@ bool ClaimFilesPresent(const std::vector<ClaimFile>& files) {
 
 Status RemoveClaimFiles(const ClaimFileDirs& dirs, const std::vector<fs::path>& paths) {
   for (const fs::path& path : paths) {
-    if (BaseOf(dirs, path).empty()) {
-      return InvalidArgument("claim file " + Shown(path) + " is outside " + Shown(dirs.cdi_dir) +
-                             " and " + Shown(dirs.plugin_dir));
-    }
+    if (BaseOf(dirs, path).empty()) return OutsideBases(dirs, path);
     std::error_code ec;
     fs::remove_all(path, ec);  // a symlink is removed, never followed
     if (ec && ec != std::errc::no_such_file_or_directory) {

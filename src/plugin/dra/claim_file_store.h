@@ -16,6 +16,13 @@ namespace gfp::plugin::dra {
 // not prepared, and a repeated Prepare writes them again).
 Status WriteClaimFiles(const ClaimFileDirs& dirs, const std::vector<ClaimFile>& files);
 
+// Each folder from the base `dir` lies below (the CDI folder or the plugin folder) down to `dir`
+// is a real folder, created 0755 where missing; a symlink or a file on the way is
+// FailedPrecondition, and a `dir` below neither base InvalidArgument. Errors name `file`, what
+// the folders are for.
+Status MakeClaimFolders(const ClaimFileDirs& dirs, const std::filesystem::path& dir,
+                        const std::filesystem::path& file);
+
 // Every file is a regular file holding exactly its content (what a repeated Prepare checks).
 bool ClaimFilesPresent(const std::vector<ClaimFile>& files);
 

@@ -121,7 +121,7 @@ TEST_F(ClaimFileStagingTest, NothingIsWrittenThroughASymlinkedMetadataRoot) {
 
 // A Prepare the saga refuses must leave no folder behind, so staging makes no base folder: on a
 // fresh host the first Prepare writes its files in place (WriteClaimFiles creates them).
-TEST_F(ClaimFileStagingTest, AMissingCdiFolderIsNotCreated) {
+TEST_F(ClaimFileStagingTest, AMissingBaseFolderIsNotCreated) {
   fs::remove(dirs.cdi_dir);
   auto staged = StagedClaimFiles::Stage(dirs, claim);
   ASSERT_FALSE(staged.ok());
@@ -129,6 +129,37 @@ TEST_F(ClaimFileStagingTest, AMissingCdiFolderIsNotCreated) {
   EXPECT_THAT(staged.status().message(), HasSubstr("run/cdi"));
   EXPECT_FALSE(fs::exists(dirs.cdi_dir));
   EXPECT_THAT(Listed(ClaimStagingDir(dirs)), IsEmpty());
+
+  fs::remove_all(dir.path() / "plugins");
+  staged = StagedClaimFiles::Stage(dirs, claim);
+  ASSERT_FALSE(staged.ok());
+  EXPECT_EQ(staged.status().code(), ErrorCode::kNotFound);
+  EXPECT_THAT(staged.status().message(), HasSubstr(".claim-staging"));
+  EXPECT_FALSE(fs::exists(dir.path() / "plugins"));
+}
+
+// What a hostile user can put at the staging folder's name: a symlink to a folder of theirs, a
+// FIFO. Staging is refused without writing through it (the files are then written in place),
+// and the next start's clearing removes the thing itself, never what a link points to.
+TEST_F(ClaimFileStagingTest, ASymlinkOrFifoAtTheStagingNameIsRefusedAndCleared) {
+  gfp::testing::TempDir elsewhere;
+  fs::create_directory_symlink(elsewhere.path(), ClaimStagingDir(dirs));
+  auto staged = StagedClaimFiles::Stage(dirs, claim);
+  ASSERT_FALSE(staged.ok());
+  EXPECT_EQ(staged.status().code(), ErrorCode::kFailedPrecondition);
+  EXPECT_THAT(Listed(elsewhere.path()), IsEmpty());
+  std::ofstream(elsewhere.path() / "theirs") << "kept";
+  ASSERT_TRUE(ClearClaimStaging(dirs).ok());
+  EXPECT_FALSE(fs::exists(fs::symlink_status(ClaimStagingDir(dirs))));
+  EXPECT_TRUE(fs::exists(elsewhere.path() / "theirs"));
+
+  ASSERT_EQ(::mkfifo(ClaimStagingDir(dirs).c_str(), 0600), 0);
+  staged = StagedClaimFiles::Stage(dirs, claim);
+  ASSERT_FALSE(staged.ok());
+  EXPECT_EQ(staged.status().code(), ErrorCode::kFailedPrecondition);
+  ASSERT_TRUE(ClearClaimStaging(dirs).ok());
+  EXPECT_TRUE(Staged()->Publish().ok());
+  EXPECT_TRUE(ClaimFilesPresent(files));
 }
 
 TEST_F(ClaimFileStagingTest, AStagingFolderOthersMayWriteInIsRefused) {
