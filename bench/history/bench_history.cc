@@ -2,6 +2,7 @@
 // and the wall time of the real binary's `journal history --partition N --since T` and
 // `journal state --at SEQ` (each <= 1 s on a 10,000,000-event journal), T and SEQ early, in
 // the middle and late. Output of the commands goes to /dev/null.
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -184,28 +185,53 @@ void IndexAsAfterUpgrade(const Options& o, const fs::path& journal, std::uint64_
                                 static_cast<double>(*indexed))));
 }
 
+// Drops `file`'s pages from the page cache (written back first: dirty pages stay), so the next
+// query reads the journal from the disk, as an audit of a journal nothing read lately does.
+void EvictFromPageCache(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) Die("cannot open " + file.string() + " to drop it from the page cache");
+  const bool ok = ::fdatasync(fd) == 0 && ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
+  ::close(fd);
+  if (!ok) Die("cannot drop " + file.string() + " from the page cache");
+}
+
+// The slowest of a set of timed rows, and which one it was.
+struct Worst {
+  double ms = 0;
+  std::string what;
+  void Note(double row_ms, const std::string& row) {
+    if (row_ms < ms) return;
+    ms = row_ms;
+    what = row;
+  }
+};
+
 // Times both audit queries at an early, a middle and a late point; the SPEC §7 figure of each is
-// its slowest point.
+// its slowest point. History is timed twice at each point: with the journal dropped from the page
+// cache first (cold: the usual audit), then at once again (warm).
 void TimeQueries(const Options& o, const fs::path& journal, std::uint64_t last_seq) {
   const std::pair<const char*, double> points[] = {
       {"early", 0.05}, {"middle", 0.5}, {"late", 0.95}};
-  double history_worst = 0;
-  std::string history_note;
-  double state_worst = 0;
-  std::string state_note;
+  Worst history_cold;
+  Worst history_warm;
+  Worst state;
+  const std::string events = Fmt(", %.0f events", static_cast<double>(last_seq));
   for (const auto& [name, fraction] : points) {
     const auto seq = static_cast<std::uint64_t>(static_cast<double>(last_seq) * fraction);
     const std::string since = TimeAt(journal, seq);
-    const double ms =
-        TimeCommand(o.binary, {"journal", "history", "--journal", journal.string(), "--partition",
-                               std::to_string(o.partition), "--since", since});
-    Row(Fmt("journal history --partition %.0f --since T, T ", o.partition) + name,
-        Fmt("%.0f ms", ms), Verdict(ms) + "; T " + since);
-    if (ms >= history_worst) {
-      history_worst = ms;
-      history_note =
-          std::string("worst: T ") + name + Fmt(", %.0f events", static_cast<double>(last_seq));
-    }
+    const std::vector<std::string> args = {"journal",     "history",
+                                           "--journal",   journal.string(),
+                                           "--partition", std::to_string(o.partition),
+                                           "--since",     since};
+    const std::string row =
+        Fmt("journal history --partition %.0f --since T, T ", o.partition) + name;
+    EvictFromPageCache(journal);
+    const double cold_ms = TimeCommand(o.binary, args);
+    Row(row + ", cold", Fmt("%.0f ms", cold_ms), Verdict(cold_ms) + "; T " + since);
+    history_cold.Note(cold_ms, std::string("T ") + name + ", cold" + events);
+    const double warm_ms = TimeCommand(o.binary, args);
+    Row(row + ", warm", Fmt("%.0f ms", warm_ms), Verdict(warm_ms) + "; run again at once");
+    history_warm.Note(warm_ms, std::string("T ") + name + ", warm" + events);
   }
   for (const auto& [name, fraction] : points) {
     // Not on a snapshot's seq: the replay after the nearest snapshot is part of the answer.
@@ -215,14 +241,15 @@ void TimeQueries(const Options& o, const fs::path& journal, std::uint64_t last_s
         o.binary, {"journal", "state", "--journal", journal.string(), "--at", std::to_string(at)});
     Row(Fmt("journal state --at SEQ, SEQ %.0f (", static_cast<double>(at)) + name + ")",
         Fmt("%.0f ms", ms), Verdict(ms));
-    if (ms >= state_worst) {
-      state_worst = ms;
-      state_note =
-          std::string("worst: SEQ ") + name + Fmt(", %.0f events", static_cast<double>(last_seq));
-    }
+    state.Note(ms, std::string("SEQ ") + name + events);
   }
-  Figures().Add(Spec7Figure("history_query_10m_s", history_worst / 1000, history_note));
-  Figures().Add(Spec7Figure("state_at_10m_s", state_worst / 1000, state_note));
+  const Worst& history = history_cold.ms >= history_warm.ms ? history_cold : history_warm;
+  Figures().Add(Spec7Figure("history_query_10m_s", history.ms / 1000, "worst: " + history.what));
+  Figures().Add(Spec7Figure("history_query_10m_cold_s", history_cold.ms / 1000,
+                            "worst: " + history_cold.what));
+  Figures().Add(Spec7Figure("history_query_10m_warm_s", history_warm.ms / 1000,
+                            "worst: " + history_warm.what));
+  Figures().Add(Spec7Figure("state_at_10m_s", state.ms / 1000, "worst: " + state.what));
 }
 
 }  // namespace

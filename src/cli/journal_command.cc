@@ -27,6 +27,7 @@
 #include "store/hash_chain.h"
 #include "store/journal.h"
 #include "store/read_ahead.h"
+#include "store/scan_prefetch.h"
 
 namespace gfp::cli {
 namespace {
@@ -170,9 +171,17 @@ int PrintHistory(const JournalQuery& o, bool filtered) {
   Status status = Status::Ok();
   if (any_filter && !by_claim) {
     const store::EventFilter filter = IndexFilter(o, *since);
+    // The index's events lie all over the file: have its pages read in ahead of the reading.
+    const std::unique_ptr<store::ScanPrefetch> prefetch =
+        store::ScanPrefetch::Start((*journal)->path(), (*journal)->LastSeq());
     status = store::ReadAheadChecked(
         [&](const store::Journal::LinkedEventSink& sink) {
-          return (*journal)->ForEachMatchingUnchecked(filter, sink);
+          if (!prefetch) return (*journal)->ForEachMatchingUnchecked(filter, sink);
+          return (*journal)->ForEachMatchingUnchecked(
+              filter, [&](const store::StoredEvent& stored, const store::Hash& predecessor) {
+                prefetch->Reached(stored.seq);
+                return sink(stored, predecessor);
+              });
         },
         (*journal)->path().string(), print);
   } else {
