@@ -102,6 +102,24 @@ Result<std::int64_t> SinceMicros(const JournalQuery& o, bool filtered) {
   return parsed;
 }
 
+// The events the index gives for `filter`, each checked against its predecessor, to fn. Its
+// events lie all over the file: their pages are asked for ahead of the reading (ScanPrefetch).
+Status ListIndexed(const store::Journal& journal, const store::EventFilter& filter,
+                   const store::EventSink& fn) {
+  const std::unique_ptr<store::ScanPrefetch> prefetch =
+      store::ScanPrefetch::Start(journal.path(), journal.LastSeq());
+  return store::ReadAheadChecked(
+      [&](const store::Journal::LinkedEventSink& sink) {
+        if (!prefetch) return journal.ForEachMatchingUnchecked(filter, sink);
+        return journal.ForEachMatchingUnchecked(
+            filter, [&](const store::StoredEvent& stored, const store::Hash& predecessor) {
+              prefetch->Reached(stored.seq);
+              return sink(stored, predecessor);
+            });
+      },
+      journal.path().string(), fn);
+}
+
 void PrintHistoryLine(const store::StoredEvent& stored, const events::Event& e, bool json) {
   if (json) {
     std::cout << Dump(EventJson(stored.seq, e)) << "\n";
@@ -170,20 +188,7 @@ int PrintHistory(const JournalQuery& o, bool filtered) {
   // hundreds of thousands of events.
   Status status = Status::Ok();
   if (any_filter && !by_claim) {
-    const store::EventFilter filter = IndexFilter(o, *since);
-    // The index's events lie all over the file: have its pages read in ahead of the reading.
-    const std::unique_ptr<store::ScanPrefetch> prefetch =
-        store::ScanPrefetch::Start((*journal)->path(), (*journal)->LastSeq());
-    status = store::ReadAheadChecked(
-        [&](const store::Journal::LinkedEventSink& sink) {
-          if (!prefetch) return (*journal)->ForEachMatchingUnchecked(filter, sink);
-          return (*journal)->ForEachMatchingUnchecked(
-              filter, [&](const store::StoredEvent& stored, const store::Hash& predecessor) {
-                prefetch->Reached(stored.seq);
-                return sink(stored, predecessor);
-              });
-        },
-        (*journal)->path().string(), print);
+    status = ListIndexed(**journal, IndexFilter(o, *since), print);
   } else {
     status = store::ReadAhead(
         [&](const store::EventSink& sink) { return (*journal)->ForEachVerified(1, 0, sink); },
