@@ -96,10 +96,12 @@ void ScanPrefetch::Run() {
       continue;
     }
     if (advised_to_.load() >= size_) break;  // all of the file is asked for
-    // Sleep until the read comes within half a window of the advice's end. Stored before the
-    // check below and read after the reader's store (both sequentially consistent): either this
-    // thread sees the reader's newer seq, or the reader sees this threshold and wakes it.
-    wake_at_.store(SeqAt(advised_to_.load() - options_.ahead / 2));
+    // Sleep until the read comes within half a window of the advice's end, and at least to the
+    // next event (an event may span more than half a window of the file: no spinning on it).
+    // Stored before the check below and read after the reader's store (both sequentially
+    // consistent): either this thread sees the reader's newer seq, or the reader sees this
+    // threshold and wakes it.
+    wake_at_.store(std::max(SeqAt(advised_to_.load() - options_.ahead / 2), seq + 1));
     if (reached_.load() >= wake_at_.load()) continue;
     idle_ = true;
     cv_.notify_all();
@@ -110,9 +112,9 @@ void ScanPrefetch::Run() {
   cv_.notify_all();
 }
 
-void ScanPrefetch::WaitIdleForTesting() {
+bool ScanPrefetch::WaitIdleForTesting(std::chrono::milliseconds limit) {
   std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return idle_; });
+  return cv_.wait_for(lock, limit, [&] { return idle_; });
 }
 
 }  // namespace gfp::store

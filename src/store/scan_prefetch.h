@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
@@ -63,8 +64,9 @@ class ScanPrefetch {
   // Where the advice began and how far it has got (for tests); 0 before the first Reached.
   off_t AdvisedFrom() const { return advised_from_.load(); }
   off_t AdvisedTo() const { return advised_to_.load(); }
-  // Waits until the thread has nothing left to advise for what was reached so far (for tests).
-  void WaitIdleForTesting();
+  // Waits until the thread has nothing left to advise for what was reached so far (for tests);
+  // false when it still had work after `limit`.
+  bool WaitIdleForTesting(std::chrono::milliseconds limit = std::chrono::seconds(10));
 
  private:
   ScanPrefetch(int fd, off_t size, std::uint64_t last_seq, Options options);

@@ -44,26 +44,40 @@ TEST(ScanPrefetchTest, AsksForAWindowAheadOfTheReadAndNoFurther) {
   // 1,000 events over 64 MiB: event s is estimated at (s - 1) / 1000 of the file.
   auto prefetch = ScanPrefetch::Start(SparseFile(dir, 64 * kMiB), 1000, Window(8 * kMiB, 1 * kMiB));
   ASSERT_NE(prefetch, nullptr);
-  prefetch->WaitIdleForTesting();
+  ASSERT_TRUE(prefetch->WaitIdleForTesting());
   EXPECT_EQ(prefetch->AdvisedTo(), 0) << "nothing before the read starts";
 
   prefetch->Reached(1);  // at 0: the window is [0, 8 MiB)
-  prefetch->WaitIdleForTesting();
+  ASSERT_TRUE(prefetch->WaitIdleForTesting());
   EXPECT_EQ(prefetch->AdvisedTo(), 8 * kMiB);
 
   // Still within half a window of the advice's end: nothing more is asked for.
   prefetch->Reached(60);  // at 3.8 MiB
-  prefetch->WaitIdleForTesting();
+  ASSERT_TRUE(prefetch->WaitIdleForTesting());
   EXPECT_EQ(prefetch->AdvisedTo(), 8 * kMiB);
 
   // Past it: the window follows the read, to 8 MiB beyond its place and not a chunk more.
   prefetch->Reached(501);  // at 32 MiB
-  prefetch->WaitIdleForTesting();
+  ASSERT_TRUE(prefetch->WaitIdleForTesting());
   EXPECT_EQ(prefetch->AdvisedTo(), 40 * kMiB);
 
   prefetch->Reached(1000);  // the last event: up to the end of the file, and the thread ends
-  prefetch->WaitIdleForTesting();
+  ASSERT_TRUE(prefetch->WaitIdleForTesting());
   EXPECT_EQ(prefetch->AdvisedTo(), 64 * kMiB);
+}
+
+// Two events in 64 MiB: one event spans more than half the window. The thread must go to sleep
+// once its window is asked for, not spin waiting for a read that is already past its threshold.
+TEST(ScanPrefetchTest, SleepsWhenAnEventSpansMoreThanHalfAWindow) {
+  TempDir dir;
+  auto prefetch = ScanPrefetch::Start(SparseFile(dir, 64 * kMiB), 2, Window(8 * kMiB, 1 * kMiB));
+  ASSERT_NE(prefetch, nullptr);
+  prefetch->Reached(1);
+  ASSERT_TRUE(prefetch->WaitIdleForTesting(std::chrono::seconds(2))) << "the thread kept busy";
+  EXPECT_EQ(prefetch->AdvisedTo(), 8 * kMiB);
+  prefetch->Reached(2);  // at 32 MiB
+  ASSERT_TRUE(prefetch->WaitIdleForTesting(std::chrono::seconds(2))) << "the thread kept busy";
+  EXPECT_EQ(prefetch->AdvisedTo(), 40 * kMiB);
 }
 
 TEST(ScanPrefetchTest, StartsAChunkBeforeAReadThatStartsLate) {
@@ -71,7 +85,7 @@ TEST(ScanPrefetchTest, StartsAChunkBeforeAReadThatStartsLate) {
   auto prefetch = ScanPrefetch::Start(SparseFile(dir, 64 * kMiB), 1000, Window(8 * kMiB, 1 * kMiB));
   ASSERT_NE(prefetch, nullptr);
   prefetch->Reached(751);  // a history --since late in the file: at 48 MiB
-  prefetch->WaitIdleForTesting();
+  ASSERT_TRUE(prefetch->WaitIdleForTesting());
   EXPECT_EQ(prefetch->AdvisedFrom(), 47 * kMiB) << "a chunk before the estimate";
   EXPECT_EQ(prefetch->AdvisedTo(), 56 * kMiB);
 }
@@ -84,7 +98,7 @@ TEST(ScanPrefetchTest, StopsWhileTheReadIsStillGoing) {
         ScanPrefetch::Start(SparseFile(dir, 64 * kMiB), 1000, Window(8 * kMiB, 1 * kMiB));
     ASSERT_NE(prefetch, nullptr);
     prefetch->Reached(100);
-    prefetch->WaitIdleForTesting();
+    ASSERT_TRUE(prefetch->WaitIdleForTesting());
   }  // the thread waits for a Reached that never comes: the destructor must still return
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
 }
@@ -145,7 +159,7 @@ TEST(ScanPrefetchTest, ThePagesOfTheWindowAreReadIn) {
   auto prefetch = ScanPrefetch::Start(path, 1000, Window(4 * kMiB, 1 * kMiB));
   ASSERT_NE(prefetch, nullptr);
   prefetch->Reached(1);
-  prefetch->WaitIdleForTesting();
+  ASSERT_TRUE(prefetch->WaitIdleForTesting());
   // The advice starts the reads; wait (bounded) for them to land.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (ResidentPages(path, 0, 4 * kMiB) < window_pages &&
