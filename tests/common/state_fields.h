@@ -123,10 +123,13 @@ inline std::vector<FieldChange> FieldChanges() {
       {"State.partitions", [](State& s) { s.partitions.mutable_value()[96].id = 96; }},
       {"State.active", [](State& s) { s.active[95]; }},
       {"State.intents", [](State& s) { s.intents[94]; }},
-      {"State.allocations", [](State& s) { s.allocations["alloc-93"].id = "alloc-93"; }},
+      // Keys no life makes: a life of 93 sagas has its own "alloc-93", and adding that again
+      // changed nothing (found by seed 17749998962200150423).
+      {"State.allocations",
+       [](State& s) { s.allocations["alloc-added-here"].id = "alloc-added-here"; }},
       {"State.next_allocation_number", [](State& s) { s.next_allocation_number += 1; }},
       {"State.unpreparing_claims",
-       [](State& s) { s.unpreparing_claims["uid-92"].claim.uid = "uid-92"; }},
+       [](State& s) { s.unpreparing_claims["uid-added-here"].claim.uid = "uid-added-here"; }},
       {"State.resource_slice", [](State& s) { s.resource_slice.name += "+"; }},
       {"State.kubelet_restarts", [](State& s) { s.kubelet_restarts += 1; }},
       {"State.anomaly_count", [](State& s) { s.anomaly_count += 1; }},
