@@ -98,6 +98,18 @@ Status WriteAll(const fs::path& target, const fs::path& temp, std::string_view c
 // kernel that reads O_TMPFILE as O_DIRECTORY alone.
 bool NoUnnamedFiles(int err) { return err == EOPNOTSUPP || err == EISDIR || err == EINVAL; }
 
+// An unnamed file in `dir`; errors name `target`, the file it is meant to become.
+Result<UniqueFd> OpenUnnamed(const fs::path& dir, const fs::path& target) {
+  UniqueFd fd(::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644));
+  if (fd.get() < 0) {
+    const int err = errno;
+    const Status failed = StepFailed(target, "creating an unnamed file in " + Shown(dir), err);
+    if (NoUnnamedFiles(err)) return Unavailable(failed.message());
+    return failed;
+  }
+  return fd;
+}
+
 }  // namespace
 
 Status ReplaceFileAtomically(const fs::path& path, std::string_view content,
@@ -137,19 +149,21 @@ Status WriteFileAtomically(const fs::path& path, std::string_view content, Durab
   return linked;
 }
 
+Result<UniqueFd> UnnamedFile::Create(const fs::path& dir) { return OpenUnnamed(dir, dir); }
+
 Result<UnnamedFile> UnnamedFile::Write(const fs::path& path, std::string_view content,
                                        Durability durability) {
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  UniqueFd fd(::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644));
-  if (fd.get() < 0) {
-    const int err = errno;
-    const Status failed = StepFailed(path, "creating an unnamed file in " + Shown(dir), err);
-    if (NoUnnamedFiles(err)) return Unavailable(failed.message());
-    return failed;
-  }
+  GFP_ASSIGN_OR_RETURN(UniqueFd fd, OpenUnnamed(dir, path));
+  return WriteInto(std::move(fd), path, content, durability);
+}
+
+Result<UnnamedFile> UnnamedFile::WriteInto(UniqueFd unnamed, const fs::path& path,
+                                           std::string_view content, Durability durability) {
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   GFP_RETURN_IF_ERROR(
-      Fill(path, fd.get(), "the unnamed file in " + Shown(dir), content, durability));
-  return UnnamedFile(path, std::move(fd), durability);
+      Fill(path, unnamed.get(), "the unnamed file in " + Shown(dir), content, durability));
+  return UnnamedFile(path, std::move(unnamed), durability);
 }
 
 Status UnnamedFile::Link() {

@@ -57,6 +57,13 @@ class UnnamedFile {
   static Result<UnnamedFile> Write(const std::filesystem::path& path, std::string_view content,
                                    Durability durability);
 
+  // An empty unnamed file in `dir`, made ahead of the Write that fills it (WriteInto) where
+  // making a file can be slow. The same errors as Write, naming `dir`.
+  static Result<UniqueFd> Create(const std::filesystem::path& dir);
+  // As Write, into `unnamed` (from Create, in a folder on the file system of `path`).
+  static Result<UnnamedFile> WriteInto(UniqueFd unnamed, const std::filesystem::path& path,
+                                       std::string_view content, Durability durability);
+
   // Links it at its path, never replacing: anything there (a symlink is not followed) is
   // AlreadyExists; NotFound when /proc is not mounted (the way to link an unnamed file without
   // CAP_DAC_READ_SEARCH) or the folder went away; Unavailable where linking unnamed files is

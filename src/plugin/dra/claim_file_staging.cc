@@ -47,15 +47,61 @@ Status EnsurePrivateStaging(const fs::path& staging) {
   return Status::Ok();
 }
 
+bool IsFolder(const fs::path& path) {
+  struct stat info {};
+  return ::lstat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+// A new folder at `at` (one already there is kept, as mkdir's EEXIST): a reserved one renamed
+// there when the reserve has one.
+Status MakeStagedFolder(const fs::path& at, InodeReserve* reserve) {
+  struct stat info {};
+  if (::lstat(at.c_str(), &info) == 0) return Status::Ok();
+  if (auto spare = reserve ? reserve->TakeFolder() : std::nullopt) {
+    if (::rename(spare->c_str(), at.c_str()) == 0) return Status::Ok();
+    ::rmdir(spare->c_str());
+  }
+  if (::mkdir(at.c_str(), 0755) != 0 && errno != EEXIST) {
+    return Internal("cannot create " + Shown(at) + ": " + OsError(errno));
+  }
+  return Status::Ok();
+}
+
+// A metadata.json in the staged folder, written into a reserved unnamed file when there is one.
+Status WriteStagedFile(const fs::path& path, const std::string& content, InodeReserve* reserve) {
+  constexpr auto kAtomicOnly = adapters::host::Durability::kAtomicOnly;
+  if (auto spare = reserve ? reserve->TakeStagingFile() : std::nullopt) {
+    auto file =
+        adapters::host::UnnamedFile::WriteInto(std::move(*spare), path, content, kAtomicOnly);
+    if (file.ok() && file->Link().ok()) return Status::Ok();
+  }
+  return adapters::host::WriteFileAtomically(path, content, kAtomicOnly);
+}
+
+// A CDI spec as an unnamed file in the CDI folder: a reserved one when there is one.
+Result<adapters::host::UnnamedFile> StageCdiSpec(const ClaimFile& file, InodeReserve* reserve) {
+  constexpr auto kAtomicOnly = adapters::host::Durability::kAtomicOnly;
+  if (auto spare = reserve ? reserve->TakeCdiFile() : std::nullopt) {
+    return adapters::host::UnnamedFile::WriteInto(std::move(*spare), file.path, file.content,
+                                                  kAtomicOnly);
+  }
+  return adapters::host::UnnamedFile::Write(file.path, file.content, kAtomicOnly);
+}
+
 }  // namespace
+
+Status EnsureClaimStaging(const ClaimFileDirs& dirs) {
+  return EnsurePrivateStaging(ClaimStagingDir(dirs));
+}
 
 fs::path ClaimStagingDir(const ClaimFileDirs& dirs) { return dirs.plugin_dir / ".claim-staging"; }
 
 Result<std::unique_ptr<StagedClaimFiles>> StagedClaimFiles::Stage(const ClaimFileDirs& dirs,
-                                                                  PreparedClaim claim) {
+                                                                  PreparedClaim claim,
+                                                                  InodeReserve* reserve) {
   std::unique_ptr<StagedClaimFiles> staged(new StagedClaimFiles(dirs, std::move(claim)));
   const std::vector<ClaimFile> files = ClaimFiles(staged->claim_, dirs);
-  GFP_RETURN_IF_ERROR(staged->StageMetadata(files));
+  GFP_RETURN_IF_ERROR(staged->StageMetadata(files, reserve));
   const fs::path metadata_dir = ClaimMetadataDir(staged->claim_, dirs);
   for (const ClaimFile& file : files) {
     if (!Below(metadata_dir, file.path).empty()) continue;  // staged above
@@ -63,9 +109,7 @@ Result<std::unique_ptr<StagedClaimFiles>> StagedClaimFiles::Stage(const ClaimFil
       return InvalidArgument("claim file " + Shown(file.path) + " is neither a CDI spec nor in " +
                              Shown(metadata_dir));
     }
-    GFP_ASSIGN_OR_RETURN(
-        auto spec, adapters::host::UnnamedFile::Write(file.path, file.content,
-                                                      adapters::host::Durability::kAtomicOnly));
+    GFP_ASSIGN_OR_RETURN(auto spec, StageCdiSpec(file, reserve));
     staged->cdi_specs_.push_back(std::move(spec));
   }
   return staged;
@@ -73,16 +117,21 @@ Result<std::unique_ptr<StagedClaimFiles>> StagedClaimFiles::Stage(const ClaimFil
 
 // Builds the claim's metadata folder, with its request folders and files, in a new folder below
 // the staging folder (mode 0755, as WriteClaimFiles makes it).
-Status StagedClaimFiles::StageMetadata(const std::vector<ClaimFile>& files) {
+Status StagedClaimFiles::StageMetadata(const std::vector<ClaimFile>& files, InodeReserve* reserve) {
   const fs::path staging = ClaimStagingDir(dirs_);
   GFP_RETURN_IF_ERROR(EnsurePrivateStaging(staging));
-  std::string name = (staging / "claim.XXXXXX").string();
-  if (::mkdtemp(name.data()) == nullptr) {
-    return Internal("cannot create a folder in " + Shown(staging) + ": " + OsError(errno));
-  }
-  metadata_staged_ = name;
-  if (::chmod(name.c_str(), 0755) != 0) {
-    return Internal("cannot chmod " + Shown(metadata_staged_) + ": " + OsError(errno));
+  // A reserved folder still there (the staging folder may have been emptied since), else a new one.
+  if (auto spare = reserve ? reserve->TakeFolder() : std::nullopt; spare && IsFolder(*spare)) {
+    metadata_staged_ = std::move(*spare);
+  } else {
+    std::string name = (staging / "claim.XXXXXX").string();
+    if (::mkdtemp(name.data()) == nullptr) {
+      return Internal("cannot create a folder in " + Shown(staging) + ": " + OsError(errno));
+    }
+    metadata_staged_ = name;
+    if (::chmod(name.c_str(), 0755) != 0) {
+      return Internal("cannot chmod " + Shown(metadata_staged_) + ": " + OsError(errno));
+    }
   }
   const fs::path metadata_dir = ClaimMetadataDir(claim_, dirs_);
   for (const ClaimFile& file : files) {
@@ -91,12 +140,9 @@ Status StagedClaimFiles::StageMetadata(const std::vector<ClaimFile>& files) {
     fs::path at = metadata_staged_;
     for (const auto& part : relative.parent_path()) {
       at /= part;
-      if (::mkdir(at.c_str(), 0755) != 0 && errno != EEXIST) {
-        return Internal("cannot create " + Shown(at) + ": " + OsError(errno));
-      }
+      GFP_RETURN_IF_ERROR(MakeStagedFolder(at, reserve));
     }
-    GFP_RETURN_IF_ERROR(adapters::host::WriteFileAtomically(
-        metadata_staged_ / relative, file.content, adapters::host::Durability::kAtomicOnly));
+    GFP_RETURN_IF_ERROR(WriteStagedFile(metadata_staged_ / relative, file.content, reserve));
   }
   return Status::Ok();
 }

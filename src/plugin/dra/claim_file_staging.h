@@ -20,6 +20,7 @@
 #include "adapters/host/atomic_file.h"
 #include "common/status.h"
 #include "plugin/dra/claim_files.h"
+#include "plugin/dra/inode_reserve.h"
 
 namespace gfp::plugin::dra {
 
@@ -28,8 +29,11 @@ class StagedClaimFiles {
   // Creates no base folder (a Prepare the saga refuses leaves none): NotFound while the CDI or
   // plugin folder is missing, Unavailable where the CDI folder's file system has no unnamed
   // files; errors name the file or folder and the step.
+  // Folders and files come from `reserve` while it has them (made ahead: InodeReserve), else
+  // they are made here.
   static Result<std::unique_ptr<StagedClaimFiles>> Stage(const ClaimFileDirs& dirs,
-                                                         PreparedClaim claim);
+                                                         PreparedClaim claim,
+                                                         InodeReserve* reserve = nullptr);
   ~StagedClaimFiles();  // removes the staged folder unless it was published
   StagedClaimFiles(const StagedClaimFiles&) = delete;
   StagedClaimFiles& operator=(const StagedClaimFiles&) = delete;
@@ -43,7 +47,7 @@ class StagedClaimFiles {
  private:
   StagedClaimFiles(ClaimFileDirs dirs, PreparedClaim claim)
       : dirs_(std::move(dirs)), claim_(std::move(claim)) {}
-  Status StageMetadata(const std::vector<ClaimFile>& files);
+  Status StageMetadata(const std::vector<ClaimFile>& files, InodeReserve* reserve);
 
   ClaimFileDirs dirs_;
   PreparedClaim claim_;
@@ -53,6 +57,10 @@ class StagedClaimFiles {
 
 // The plugin's private staging folder for claims' metadata folders.
 std::filesystem::path ClaimStagingDir(const ClaimFileDirs& dirs);
+
+// Creates ClaimStagingDir when missing (never the plugin folder it is in: NotFound then);
+// refuses it unless it is a folder of this user that no one else may write in.
+Status EnsureClaimStaging(const ClaimFileDirs& dirs);
 
 // Removes what a killed process left in ClaimStagingDir (at start, before serving).
 Status ClearClaimStaging(const ClaimFileDirs& dirs);

@@ -4,7 +4,8 @@
 
 namespace gfp::plugin::dra_mode {
 
-ClaimFileStager::ClaimFileStager() : thread_([this] { Run(); }) {}
+ClaimFileStager::ClaimFileStager(std::unique_ptr<dra::InodeReserve> reserve)
+    : reserve_(std::move(reserve)), thread_([this] { Run(); }) {}
 
 ClaimFileStager::~ClaimFileStager() {
   {
@@ -17,8 +18,8 @@ ClaimFileStager::~ClaimFileStager() {
 
 StagedFiles ClaimFileStager::Stage(dra::ClaimFileDirs dirs, dra::PreparedClaim claim) {
   std::packaged_task<std::unique_ptr<dra::StagedClaimFiles>()> task(
-      [dirs = std::move(dirs), claim = std::move(claim)]() mutable {
-        auto staged = dra::StagedClaimFiles::Stage(dirs, std::move(claim));
+      [this, dirs = std::move(dirs), claim = std::move(claim)]() mutable {
+        auto staged = dra::StagedClaimFiles::Stage(dirs, std::move(claim), reserve_.get());
         if (staged.ok()) return std::move(staged).value();
         spdlog::debug("claim files not staged: {}", staged.status().message());
         return std::unique_ptr<dra::StagedClaimFiles>();
@@ -34,7 +35,9 @@ StagedFiles ClaimFileStager::Stage(dra::ClaimFileDirs dirs, dra::PreparedClaim c
 
 void ClaimFileStager::Run() {
   std::unique_lock lock(mu_);
+  bool refill_due = reserve_ != nullptr;
   for (;;) {
+    if (refill_due && RefillWhenQuiet(lock)) refill_due = false;
     wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and nothing handed over is left
     auto task = std::move(queue_.front());
@@ -42,7 +45,21 @@ void ClaimFileStager::Run() {
     lock.unlock();
     task();
     lock.lock();
+    refill_due = reserve_ != nullptr;
   }
+}
+
+bool ClaimFileStager::RefillWhenQuiet(std::unique_lock<std::mutex>& lock) {
+  if (wake_.wait_for(lock, kQuietBeforeRefill, [&] { return stopping_ || !queue_.empty(); })) {
+    return false;
+  }
+  lock.unlock();
+  // Not a fault: staging makes what the reserve lacks, and names what stops it.
+  if (Status made = reserve_->Refill(); !made.ok()) {
+    spdlog::debug("claim files: making folders and files ahead: {}", made.message());
+  }
+  lock.lock();
+  return true;
 }
 
 }  // namespace gfp::plugin::dra_mode

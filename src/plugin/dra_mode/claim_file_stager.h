@@ -3,9 +3,12 @@
 // than the hand-off). Stage hands a claim over and returns at once; the staged files (null
 // when they could not be staged: they are then written in place) come back through
 // StagedFiles, which also waits for them, and removes them unless published, however the
-// Prepare ends.
+// Prepare ends. With an InodeReserve, the thread also makes the next Prepare's folders and files
+// ahead, once no staging has been asked for kQuietBeforeRefill: after a Prepare has answered,
+// never in the middle of one.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -38,8 +41,11 @@ class StagedFiles {
 
 class ClaimFileStager {
  public:
-  ClaimFileStager();
+  // The reserve (may be null) is refilled once when the thread starts, then after each staging.
+  explicit ClaimFileStager(std::unique_ptr<dra::InodeReserve> reserve = nullptr);
   ~ClaimFileStager();  // stages what was handed over, then ends the thread
+
+  static constexpr std::chrono::milliseconds kQuietBeforeRefill{5};
   ClaimFileStager(const ClaimFileStager&) = delete;
   ClaimFileStager& operator=(const ClaimFileStager&) = delete;
 
@@ -47,7 +53,11 @@ class ClaimFileStager {
 
  private:
   void Run();
+  // Refills the reserve once the thread has had nothing to stage for kQuietBeforeRefill; false
+  // when staging was asked for first (or the thread is stopping). Called with mu_ held.
+  bool RefillWhenQuiet(std::unique_lock<std::mutex>& lock);
 
+  std::unique_ptr<dra::InodeReserve> reserve_;  // the thread's alone
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::packaged_task<std::unique_ptr<dra::StagedClaimFiles>()>> queue_;

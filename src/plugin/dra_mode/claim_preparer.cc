@@ -14,6 +14,9 @@
 namespace gfp::plugin::dra_mode {
 namespace {
 
+// The largest claim whose folders and files are made ahead (2 descriptors per GPU are held).
+constexpr std::size_t kReservedGpus = 8;
+
 std::string KeyText(const ClaimKey& claim) {
   return EscapeAndTruncate(claim.namespace_name + "/" + claim.name, 300) + " (uid " +
          EscapeAndTruncate(claim.uid, 80) + ")";
@@ -42,7 +45,12 @@ std::vector<events::ClaimDevice> DevicesOf(const std::vector<std::string>& reque
 }  // namespace
 
 ClaimPreparer::ClaimPreparer(core::PluginCore& core, KubeApi& api, DraSettings settings)
-    : core_(core), api_(api), settings_(std::move(settings)) {}
+    : core_(core),
+      api_(api),
+      settings_(std::move(settings)),
+      stager_(std::make_unique<dra::InodeReserve>(
+          settings_.dirs, dra::ReserveSize::ForClaimOf(std::min(
+                              DeviceNamesOfNode(core_.inventory()).size(), kReservedGpus)))) {}
 
 PrepareOutcome ClaimPreparer::Prepare(const ClaimKey& claim) {
   std::optional<sm::PrepareClaim> command = RepeatedClaimCommand(claim);

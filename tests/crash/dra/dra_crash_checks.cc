@@ -8,6 +8,7 @@
 #include "cli/journal_command.h"
 #include "common/strings.h"
 #include "statemachine/claims.h"
+#include "tests/common/claim_staging.h"
 #include "tests/crash/dra/dra_crash_run.h"
 
 namespace gfp::crashtest {
@@ -140,8 +141,9 @@ void DraCrashRun::CheckFiles() {
                       << SeeLog();
   }
   const auto staging = plugin_dir / ".claim-staging";
-  EXPECT_TRUE(!std::filesystem::exists(staging) || std::filesystem::is_empty(staging))
-      << "files of claims are left staged in " << staging << SeeLog();
+  EXPECT_TRUE(gfp::testing::LeftStaged(staging).empty())
+      << "files of claims are left staged in " << staging << ": "
+      << gfp::Join(gfp::testing::LeftStaged(staging), ", ") << SeeLog();
 }
 
 // Every claim unprepared: nothing active in FM, no files, the journal verifies, SIGTERM ends

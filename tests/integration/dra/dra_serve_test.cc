@@ -3,6 +3,7 @@
 // scheduler allocated (one GET), writes its files, unprepares it (no API call), recreates a wiped
 // slice, keeps a prepared claim across a SIGKILL without activating twice, and clears at start
 // what a killed Prepare had staged.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <vector>
 
+#include "tests/common/claim_staging.h"
 #include "tests/integration/dra/dra_world.h"
 
 namespace gfp {
@@ -144,13 +146,15 @@ TEST_F(DraServeTest, WhatAKilledPrepareStagedIsClearedAtTheNextStart) {
   std::ofstream(staging / "claim.k1lLed" / "gpu0" / "metadata.json") << "{}";
   ASSERT_TRUE(world_->StartPlugin().ok());
   ASSERT_TRUE(world_->WaitDraRegisteredAndPublished().ok()) << Log();
-  EXPECT_FALSE(std::filesystem::exists(staging)) << Log();
+  // Only what the stager made ahead for the next Prepare is there: empty spare folders.
+  EXPECT_THAT(gfp::testing::LeftStaged(staging), ::testing::IsEmpty()) << Log();
+  EXPECT_FALSE(std::filesystem::exists(staging / "claim.k1lLed")) << Log();
   // And a first Prepare stages and publishes again.
   const Json claim = ScheduleClaim("vm-c-gpus", 2);
   auto prepared = world_->dra_kubelet().Prepare({Ref(claim)});
   ASSERT_TRUE(prepared.ok());
   EXPECT_EQ(prepared.response.at(claim["metadata"]["uid"]).error, "") << Log();
-  EXPECT_TRUE(std::filesystem::is_empty(staging));
+  EXPECT_THAT(gfp::testing::LeftStaged(staging), ::testing::IsEmpty());
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <set>
 
 #include "plugin/dra/claim_file_store.h"
 #include "unit/dra/claim_files_on_disk.h"
@@ -44,6 +45,11 @@ class ClaimFileStagingTest : public ClaimFilesOnDisk {
     }
     std::sort(names.begin(), names.end());
     return names;
+  }
+  static ino_t Inode(const fs::path& path) {
+    struct stat info {};
+    EXPECT_EQ(::lstat(path.c_str(), &info), 0) << path;
+    return info.st_ino;
   }
   fs::path MetadataRoot() const { return dirs.plugin_dir / "dra-device-metadata"; }
 };
@@ -178,6 +184,43 @@ TEST_F(ClaimFileStagingTest, ClearingTheStagingFolderRemovesWhatAKilledProcessLe
   EXPECT_FALSE(fs::exists(ClaimStagingDir(dirs)));
   ASSERT_TRUE(ClearClaimStaging(dirs).ok());  // nothing there: fine
   EXPECT_TRUE(Staged()->Publish().ok());      // and staging makes it again
+  EXPECT_TRUE(ClaimFilesPresent(files));
+}
+
+TEST_F(ClaimFileStagingTest, WithAReserveThePublishedFoldersAreItsAndTheFilesTheSame) {
+  InodeReserve reserve(dirs, ReserveSize::ForClaimOf(2));
+  ASSERT_TRUE(reserve.Refill().ok());
+  std::set<ino_t> reserved;
+  for (const auto& name : Listed(ClaimStagingDir(dirs))) {
+    reserved.insert(Inode(ClaimStagingDir(dirs) / name));
+  }
+  ASSERT_EQ(reserved.size(), 3u);
+  auto staged = StagedClaimFiles::Stage(dirs, claim, &reserve);
+  ASSERT_TRUE(staged.ok()) << staged.status().message();
+  ASSERT_TRUE((*staged)->Publish().ok());
+  // Every folder and file came from the reserve: nothing is left in it.
+  EXPECT_FALSE(reserve.TakeFolder().has_value());
+  EXPECT_FALSE(reserve.TakeStagingFile().has_value());
+  EXPECT_FALSE(reserve.TakeCdiFile().has_value());
+  const fs::path metadata = ClaimMetadataDir(claim, dirs);
+  EXPECT_EQ(reserved,
+            (std::set<ino_t>{Inode(metadata), Inode(metadata / "gpu0"), Inode(metadata / "gpu1")}));
+  // The same files, modes and tree as without a reserve.
+  EXPECT_TRUE(ClaimFilesPresent(files));
+  for (const auto& f : files) EXPECT_EQ(Mode(f.path), 0644u) << f.path;
+  for (const auto& folder : {metadata, metadata / "gpu0", metadata / "gpu1"}) {
+    EXPECT_EQ(Mode(folder), 0755u) << folder;
+  }
+  EXPECT_THAT(Listed(ClaimStagingDir(dirs)), IsEmpty());
+}
+
+TEST_F(ClaimFileStagingTest, AReserveWhoseFoldersWereClearedStillStages) {
+  InodeReserve reserve(dirs, ReserveSize::ForClaimOf(2));
+  ASSERT_TRUE(reserve.Refill().ok());
+  ASSERT_TRUE(ClearClaimStaging(dirs).ok());  // as a start-up clearing after the refill
+  auto staged = StagedClaimFiles::Stage(dirs, claim, &reserve);
+  ASSERT_TRUE(staged.ok()) << staged.status().message();
+  ASSERT_TRUE((*staged)->Publish().ok());
   EXPECT_TRUE(ClaimFilesPresent(files));
 }
 

@@ -4,8 +4,12 @@
 #include "plugin/dra_mode/claim_file_stager.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "plugin/dra/claim_file_store.h"
@@ -70,6 +74,43 @@ TEST_F(ClaimFileStagerTest, EverythingHandedOverIsStagedBeforeTheThreadEnds) {
     EXPECT_TRUE(files->Publish().ok());
   }
   EXPECT_TRUE(NothingStaged());
+}
+
+TEST_F(ClaimFileStagerTest, WithAReserveItMakesTheNextClaimsFoldersOnceQuiet) {
+  // The inodes of the spare folders in the staging folder.
+  const auto spares = [&] {
+    std::set<ino_t> inodes;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dra::ClaimStagingDir(dirs), ec)) {
+      struct stat info {};
+      if (e.path().filename().string().starts_with("spare.") &&
+          ::lstat(e.path().c_str(), &info) == 0) {
+        inodes.insert(info.st_ino);
+      }
+    }
+    return inodes;
+  };
+  const auto wait_for_spares = [&](std::size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (spares().size() != n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return spares();
+  };
+  ClaimFileStager stager(
+      std::make_unique<dra::InodeReserve>(dirs, dra::ReserveSize::ForClaimOf(1)));
+  const std::set<ino_t> before = wait_for_spares(2);  // made once the thread started, quiet
+  ASSERT_EQ(before.size(), 2u);
+  auto staged = stager.Stage(dirs, Claim("vm-a")).Take();
+  ASSERT_NE(staged, nullptr);
+  ASSERT_TRUE(staged->Publish().ok());
+  EXPECT_TRUE(dra::ClaimFilesPresent(dra::ClaimFiles(Claim("vm-a"), dirs)));
+  struct stat published {};
+  ASSERT_EQ(::lstat((dirs.plugin_dir / "dra-device-metadata" / "vms_vm-a").c_str(), &published), 0);
+  EXPECT_TRUE(before.contains(published.st_ino));    // the claim's folder was a spare one
+  const std::set<ino_t> after = wait_for_spares(2);  // made again once quiet after the staging
+  ASSERT_EQ(after.size(), 2u);
+  for (ino_t inode : after) EXPECT_FALSE(before.contains(inode)) << "a spare was not taken";
 }
 
 }  // namespace
