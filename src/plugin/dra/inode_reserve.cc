@@ -25,9 +25,10 @@ Result<fs::path> MakeSpareFolder(const fs::path& staging) {
   return fs::path(name);
 }
 
-// Adds unnamed files in `dir` until `files` holds `size`.
-Status TopUp(const fs::path& dir, std::size_t size, std::vector<UniqueFd>& files) {
-  while (files.size() < size) {
+// Adds unnamed files in `dir` until `files` holds `size` or the refill is interrupted.
+Status TopUp(const fs::path& dir, std::size_t size, std::vector<UniqueFd>& files,
+             const std::function<bool()>& interrupted) {
+  while (files.size() < size && !interrupted()) {
     GFP_ASSIGN_OR_RETURN(UniqueFd fd, adapters::host::UnnamedFile::Create(dir));
     files.push_back(std::move(fd));
   }
@@ -48,10 +49,10 @@ InodeReserve::~InodeReserve() {
   for (const fs::path& folder : folders_) ::rmdir(folder.c_str());
 }
 
-Status InodeReserve::Refill() {
+Status InodeReserve::Refill(const std::function<bool()>& interrupted) {
   const fs::path staging = ClaimStagingDir(dirs_);
   Status made = EnsureClaimStaging(dirs_);
-  while (made.ok() && folders_.size() < size_.folders) {
+  while (made.ok() && folders_.size() < size_.folders && !interrupted()) {
     auto folder = MakeSpareFolder(staging);
     if (!folder.ok()) {
       made = folder.status();
@@ -59,8 +60,8 @@ Status InodeReserve::Refill() {
     }
     folders_.push_back(std::move(folder).value());
   }
-  if (made.ok()) made = TopUp(staging, size_.staging_files, staging_files_);
-  Status cdi = TopUp(dirs_.cdi_dir, size_.cdi_files, cdi_files_);
+  if (made.ok()) made = TopUp(staging, size_.staging_files, staging_files_, interrupted);
+  Status cdi = TopUp(dirs_.cdi_dir, size_.cdi_files, cdi_files_, interrupted);
   return made.ok() ? cdi : made;
 }
 

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -42,10 +43,11 @@ class InodeReserve {
   InodeReserve(const InodeReserve&) = delete;
   InodeReserve& operator=(const InodeReserve&) = delete;
 
-  // Tops the reserve up to its size. What cannot be made (a missing base folder, a full disk)
-  // is left out, and the first reason returned; the Prepare then makes it as it would without a
+  // Tops the reserve up to its size, one inode at a time until `interrupted` says a Prepare
+  // waits (it is asked before each). What cannot be made (a missing base folder, a full disk) is
+  // left out, and the first reason returned; the Prepare then makes it as it would without a
   // reserve.
-  Status Refill();
+  Status Refill(const std::function<bool()>& interrupted = [] { return false; });
   bool Full() const;
 
   // An empty folder (mode 0755) in the staging folder, to rename or fill; none when used up.

@@ -11,6 +11,7 @@ ClaimFileStager::~ClaimFileStager() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
+    asked_ = true;
   }
   wake_.notify_one();
   thread_.join();
@@ -28,6 +29,7 @@ StagedFiles ClaimFileStager::Stage(dra::ClaimFileDirs dirs, dra::PreparedClaim c
   {
     std::lock_guard lock(mu_);
     queue_.push_back(std::move(task));
+    asked_ = true;  // under mu_: never after the thread took the task and cleared it
   }
   wake_.notify_one();
   return out;
@@ -42,6 +44,7 @@ void ClaimFileStager::Run() {
     if (queue_.empty()) return;  // stopping, and nothing handed over is left
     auto task = std::move(queue_.front());
     queue_.pop_front();
+    asked_ = !queue_.empty() || stopping_;
     lock.unlock();
     task();
     lock.lock();
@@ -55,7 +58,7 @@ bool ClaimFileStager::RefillWhenQuiet(std::unique_lock<std::mutex>& lock) {
   }
   lock.unlock();
   // Not a fault: staging makes what the reserve lacks, and names what stops it.
-  if (Status made = reserve_->Refill(); !made.ok()) {
+  if (Status made = reserve_->Refill([this] { return asked_.load(); }); !made.ok()) {
     spdlog::debug("claim files: making folders and files ahead: {}", made.message());
   }
   lock.lock();

@@ -5,9 +5,11 @@
 // StagedFiles, which also waits for them, and removes them unless published, however the
 // Prepare ends. With an InodeReserve, the thread also makes the next Prepare's folders and files
 // ahead, once no staging has been asked for kQuietBeforeRefill: after a Prepare has answered,
-// never in the middle of one.
+// never in the middle of one; a staging asked for during a refill stops it after the inode at
+// hand.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -58,6 +60,7 @@ class ClaimFileStager {
   bool RefillWhenQuiet(std::unique_lock<std::mutex>& lock);
 
   std::unique_ptr<dra::InodeReserve> reserve_;  // the thread's alone
+  std::atomic<bool> asked_{false};  // staging or stopping asked for: a refill gives way at once
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::packaged_task<std::unique_ptr<dra::StagedClaimFiles>()>> queue_;

@@ -1,7 +1,7 @@
 // The inodes made ahead for a first Prepare's staged files: new empty folders (0755) in the
 // private staging folder and unnamed files in the staging and CDI folders, nothing seen by
-// anyone; taken one by one, topped up by Refill; short, with the reason, where a base folder is
-// missing; its folders gone with it.
+// anyone; taken one by one, topped up by Refill, which gives way to a waiting Prepare; short, with
+// the reason, where a base folder is missing; its folders gone with it.
 #include "plugin/dra/inode_reserve.h"
 
 #include <gmock/gmock.h>
@@ -106,6 +106,19 @@ TEST_F(InodeReserveTest, ItsFoldersGoWithIt) {
   }
   EXPECT_TRUE(Entries(ClaimStagingDir(dirs)).empty());
   EXPECT_TRUE(Entries(dirs.cdi_dir).empty());
+}
+
+TEST_F(InodeReserveTest, ARefillStopsAsSoonAsAPrepareWaits) {
+  InodeReserve reserve(dirs, {3, 2, 2});
+  int asked = 0;
+  ASSERT_TRUE(reserve.Refill([&] { return ++asked > 2; }).ok());
+  EXPECT_EQ(Entries(ClaimStagingDir(dirs)).size(), 2u);  // two folders, then it gave way
+  EXPECT_FALSE(reserve.TakeStagingFile().has_value());
+  EXPECT_FALSE(reserve.TakeCdiFile().has_value());
+  EXPECT_FALSE(reserve.Full());
+  ASSERT_TRUE(reserve.Refill().ok());  // and the next refill makes the rest
+  EXPECT_TRUE(reserve.Full());
+  EXPECT_EQ(Entries(ClaimStagingDir(dirs)).size(), 3u);
 }
 
 }  // namespace
