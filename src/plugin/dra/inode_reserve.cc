@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "adapters/host/atomic_file.h"
+#include "common/text_escape.h"
 #include "plugin/dra/claim_file_staging.h"
 
 namespace gfp::plugin::dra {
@@ -20,7 +21,8 @@ Result<fs::path> MakeSpareFolder(const fs::path& staging) {
   if (::mkdtemp(name.data()) == nullptr || ::chmod(name.c_str(), 0755) != 0) {
     const std::string reason = std::error_code(errno, std::generic_category()).message();
     ::rmdir(name.c_str());
-    return Internal("cannot make a spare folder in " + staging.string() + ": " + reason);
+    return Internal("cannot make a spare folder in " + EscapeAndTruncate(staging.string(), 300) +
+                    ": " + reason);
   }
   return fs::path(name);
 }
