@@ -3,6 +3,7 @@
 // repeated one or an Unprepare; files written and removed; refusals before any FM call.
 #include "plugin/dra_mode/claim_preparer.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "plugin/dra/claim_file_store.h"
 #include "plugin/dra/resource_slice.h"
 #include "statemachine/claims.h"
+#include "tests/common/claim_staging.h"
 #include "tests/unit/apiserver/log_capture.h"
 #include "tests/unit/dra_mode/dra_world.h"
 
@@ -103,7 +105,8 @@ TEST_F(ClaimPreparerTest, AFirstPreparePublishesTheFilesItStaged) {
   EXPECT_TRUE(std::filesystem::is_regular_file(CdiSpec("u-1")));
   EXPECT_TRUE(std::filesystem::is_regular_file(settings_.dirs.plugin_dir / "dra-device-metadata" /
                                                "vms_vm-a-gpus" / "gpu3" / "metadata.json"));
-  EXPECT_TRUE(std::filesystem::is_empty(dra::ClaimStagingDir(settings_.dirs)));
+  // Nothing of the claim stays staged; empty spare folders for the next claim may be made.
+  EXPECT_THAT(gfp::testing::LeftStaged(dra::ClaimStagingDir(settings_.dirs)), ::testing::IsEmpty());
 }
 
 // Staged files show nowhere before the claim is granted: a process that dies inside the FM
@@ -139,7 +142,8 @@ TEST_F(ClaimPreparerTest, ARefusedActivationLeavesNoStagedFile) {
   EXPECT_NE(preparer_->Prepare({"u-1", "vms", "vm-a-gpus"}).error, "");
   EXPECT_TRUE(std::filesystem::is_empty(settings_.dirs.cdi_dir));
   EXPECT_FALSE(std::filesystem::exists(settings_.dirs.plugin_dir / "dra-device-metadata"));
-  EXPECT_TRUE(std::filesystem::is_empty(dra::ClaimStagingDir(settings_.dirs)));
+  // Nothing of the claim stays staged; empty spare folders for the next claim may be made.
+  EXPECT_THAT(gfp::testing::LeftStaged(dra::ClaimStagingDir(settings_.dirs)), ::testing::IsEmpty());
 }
 
 TEST_F(ClaimPreparerTest, UnprepareDeactivatesRemovesFilesAndIsIdempotent) {
