@@ -119,14 +119,14 @@ Result<std::unique_ptr<Engine>> Engine::Open(const std::filesystem::path& path,
 Engine::Engine(std::unique_ptr<store::Journal> journal, sm::State state, EngineOptions options,
                RecoveryReport recovery)
     : journal_(std::move(journal)),
-      state_(std::move(state)),
+      state_(std::make_shared<const sm::State>(std::move(state))),
       options_(std::move(options)),
       recovery_(std::move(recovery)),
       last_snapshot_seq_(recovery_.snapshot_seq) {}
 
 Result<sm::Decision> Engine::Execute(const sm::Command& command, store::Durability durability) {
   std::lock_guard lock(write_mu_);
-  sm::Decision decision = sm::Decide(state_, command);
+  sm::Decision decision = sm::Decide(state(), command);
   if (decision.events.empty()) return decision;
   std::vector<store::NewEvent> records;
   records.reserve(decision.events.size());
@@ -142,15 +142,16 @@ Result<sm::Decision> Engine::Execute(const sm::Command& command, store::Durabili
   }
   GFP_RETURN_IF_ERROR(AdoptDecidedState(command, first_seq, decision));
   if (options_.after_apply_for_testing) {
-    std::lock_guard publish(state_mu_);
-    options_.after_apply_for_testing(state_);
+    sm::State sabotaged = state();
+    options_.after_apply_for_testing(sabotaged);
+    Publish(std::move(sabotaged));
   }
   if (options_.check_invariants_after_execute) {
-    if (Status broken = sm::CheckInvariants(state_); !broken.ok()) {
+    if (Status broken = sm::CheckInvariants(state()); !broken.ok()) {
       return StateMachineBug(command, "broke an invariant", broken.message());
     }
   }
-  if (state_.last_seq - last_snapshot_seq_ >= options_.snapshot_every) {
+  if (state().last_seq - last_snapshot_seq_ >= options_.snapshot_every) {
     // A failed snapshot costs start-up time, not correctness: report, do not fail the command.
     SnapshotLocked().IgnoreError();
   }
@@ -163,16 +164,17 @@ Status Engine::AdoptDecidedState(const sm::Command& command, std::uint64_t first
   // Decide applied its events to its scratch state with the seqs that follow state_'s, which are
   // the seqs the journal gave them: that state is the new one, without applying them again.
   if (!decision.state_after || decision.state_after->last_seq != last_seq) {
-    std::lock_guard publish(state_mu_);  // applying in place is microseconds, never I/O
+    sm::State applied = state();  // a published state is never changed: apply to a copy
     for (std::size_t i = 0; i < decision.events.size(); ++i) {
-      sm::Apply(state_, first_seq + i, decision.events[i]);
+      sm::Apply(applied, first_seq + i, decision.events[i]);
     }
+    Publish(std::move(applied));
     decision.state_after.reset();
     return Status::Ok();
   }
   if (options_.check_invariants_after_execute) {
     // Debug builds: the scratch state must be exactly what replay will rebuild.
-    sm::State applied = state_;
+    sm::State applied = state();
     for (std::size_t i = 0; i < decision.events.size(); ++i) {
       sm::Apply(applied, first_seq + i, decision.events[i]);
     }
@@ -189,18 +191,28 @@ Status Engine::AdoptDecidedState(const sm::Command& command, std::uint64_t first
 Status Engine::StateMachineBug(const sm::Command& command, const std::string& what,
                                const std::string& detail) const {
   Status bug = Internal("state machine bug: " + std::string(sm::CommandName(command)) + " " + what +
-                        " at journal seq " + std::to_string(state_.last_seq) +
+                        " at journal seq " + std::to_string(state().last_seq) +
                         (detail.empty() ? "" : ": " + detail));
   spdlog::error("{}", EscapeControl(bug.message()));
   return bug;
 }
 
 void Engine::Publish(sm::State next) {
+  std::shared_ptr<const sm::State> published = std::make_shared<const sm::State>(std::move(next));
   {
     std::lock_guard publish(state_mu_);
-    std::swap(state_, next);
+    state_.swap(published);
   }
-  // `next` now holds the previous state: freed here, outside the readers' lock.
+  // `published` now holds the previous state. A reader may have taken it just before the swap;
+  // kept until the next Publish, it is freed here rather than on that reader's call (freeing a
+  // state costs a reader more than its whole answer). The one before it is freed now, outside
+  // the lock; a reader still holding that one frees it itself.
+  retired_.swap(published);
+}
+
+std::shared_ptr<const sm::State> Engine::Published() const {
+  std::lock_guard lock(state_mu_);
+  return state_;
 }
 
 void Engine::SetAppendObserver(std::function<void(double seconds)> observer) {
@@ -219,10 +231,7 @@ Status Engine::CheckJournalStillAtPath() {
   return status;
 }
 
-sm::State Engine::CopyState() const {
-  std::lock_guard lock(state_mu_);
-  return state_;
-}
+sm::State Engine::CopyState() const { return *Published(); }
 
 Status Engine::Snapshot() {
   std::lock_guard lock(write_mu_);
@@ -249,9 +258,10 @@ const store::BackgroundVerifier* Engine::background_verification() const {
 }
 
 Status Engine::SnapshotLocked() {
-  if (state_.last_seq == 0 || state_.last_seq == last_snapshot_seq_) return Status::Ok();
-  GFP_RETURN_IF_ERROR(journal_->SaveSnapshot(state_.last_seq, sm::EncodeSnapshot(state_)));
-  last_snapshot_seq_ = state_.last_seq;
+  const sm::State& s = state();
+  if (s.last_seq == 0 || s.last_seq == last_snapshot_seq_) return Status::Ok();
+  GFP_RETURN_IF_ERROR(journal_->SaveSnapshot(s.last_seq, sm::EncodeSnapshot(s)));
+  last_snapshot_seq_ = s.last_seq;
   // The main file then holds everything up to the snapshot, not only the -wal.
   GFP_RETURN_IF_ERROR(journal_->Checkpoint());
   auto pruned = journal_->PruneSnapshots(options_.snapshots_kept);

@@ -87,14 +87,15 @@ class Engine {
       const sm::Command& command,
       store::Durability durability = store::Durability::kSurvivesPowerLoss);
 
-  // Calls fn with the newest committed state (keep it short). Never waits on the disk: an
-  // Execute holds the state's lock only to publish its new state after the durable append, so
-  // a reader sees the state before a command until its events are journaled, then the state
-  // after it (GetPreferredAllocation and ListAndWatch answer while an Allocate commits).
+  // Calls fn with the newest committed state. Never waits on the disk nor on the writer: each
+  // Execute publishes a new immutable state after its durable append, and a reader holds the
+  // lock only to take a reference to the published one, never while fn runs. So a reader sees
+  // the state before a command until its events are journaled, then the state after it
+  // (GetPreferredAllocation and ListAndWatch answer while an Allocate commits).
   template <typename Fn>
   auto Read(Fn&& fn) const {
-    std::lock_guard lock(state_mu_);
-    return fn(state_);
+    const std::shared_ptr<const sm::State> state = Published();
+    return fn(*state);
   }
   sm::State CopyState() const;
 
@@ -129,19 +130,27 @@ class Engine {
   // as the state, or applies the events to it when there is none.
   Status AdoptDecidedState(const sm::Command& command, std::uint64_t first_seq,
                            sm::Decision& decision);
-  // Makes `next` the state readers see (under state_mu_, a swap); the old one is freed after.
+  // Makes `next` the state readers see (under state_mu_, a pointer swap); the old one is freed
+  // by whoever lets go of it last, outside the lock.
   void Publish(sm::State next);
+  // The state readers see, kept alive for as long as the caller holds it.
+  std::shared_ptr<const sm::State> Published() const;
+  // The writer's view of the state: only writers, under write_mu_, change it.
+  const sm::State& state() const { return *state_; }
   // Logs and returns Internal("state machine bug: <command> <what> at journal seq N: detail").
   Status StateMachineBug(const sm::Command& command, const std::string& what,
                          const std::string& detail) const;
 
   // write_mu_ serialises everything that writes (Execute, snapshots, the journal checks) and is
-  // held across the disk; state_mu_ guards state_ against readers and is held only to read it
-  // or to publish a new one. A writer reads state_ under write_mu_ alone: only writers change it.
+  // held across the disk; state_mu_ guards the pointer state_ (and verifier_) and is held only to
+  // copy or swap it, never while a state is read or built. A writer reads *state_ under write_mu_
+  // alone: only writers replace it. A published state is never changed.
   mutable std::mutex write_mu_;
   mutable std::mutex state_mu_;
   std::unique_ptr<store::Journal> journal_;
-  sm::State state_;
+  std::shared_ptr<const sm::State> state_;
+  // The state published before state_, under write_mu_: see Publish.
+  std::shared_ptr<const sm::State> retired_;
   EngineOptions options_;
   RecoveryReport recovery_;
   std::uint64_t last_snapshot_seq_ = 0;

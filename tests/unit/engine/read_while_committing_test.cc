@@ -1,6 +1,7 @@
 // Engine::Read and CopyState never wait on the disk (issue 22): while an Execute is inside its
 // durable append (held there by the append observer, standing in for a slow fsync), readers get
-// the last committed state at once; after Execute returns they get the new one.
+// the last committed state at once; after Execute returns they get the new one. Nor does the
+// writer wait on a reader: a state once published never changes under the reader holding it.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -76,6 +77,37 @@ TEST(EngineReadWhileCommitting, ReadersGetTheCommittedStateWhileAnAppendIsOnTheD
   EXPECT_EQ(copy.get(), committed);
   EXPECT_GT(engine.Read([](const sm::State& s) { return s.last_seq; }), committed);
   engine.SetAppendObserver(nullptr);
+}
+
+TEST(EngineReadWhileCommitting, AnExecutePublishesWhileAReaderIsStillReading) {
+  gfp::testing::TempDir dir;
+  auto opened = Engine::Open(dir.path() / "journal.db");
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  Engine& engine = **opened;
+  sm::StartPlugin start;
+  start.now = 1;
+  start.version = "test";
+  ASSERT_TRUE(engine.Execute(start).ok());
+  const std::uint64_t committed = engine.Read([](const sm::State& s) { return s.last_seq; });
+
+  // A reader that stays inside Read until the test opens its gate, and then reads again.
+  Gate inside;
+  auto reader = std::async(std::launch::async, [&] {
+    return engine.Read([&](const sm::State& s) {
+      inside.Arrive();
+      return s.last_seq;
+    });
+  });
+  ASSERT_TRUE(inside.WaitForArrival(10s)) << "the reader never got into Read";
+  auto execute = std::async(std::launch::async, [&] {
+    return engine.Execute(sm::ObserveKubeletRestart{2, "test"});
+  });
+  const bool executed_in_time = execute.wait_for(5s) == std::future_status::ready;
+  inside.Open();  // always, so that a failing run still ends
+  EXPECT_TRUE(executed_in_time) << "Execute waited for a reader to leave Read";
+  ASSERT_TRUE(execute.get().ok());
+  EXPECT_EQ(reader.get(), committed) << "the state changed under a reader holding it";
+  EXPECT_GT(engine.Read([](const sm::State& s) { return s.last_seq; }), committed);
 }
 
 }  // namespace
