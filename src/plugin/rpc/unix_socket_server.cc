@@ -8,6 +8,14 @@
 #include "adapters/kubelet/grpc_lifetime.h"
 
 namespace gfp::plugin::rpc {
+namespace {
+
+// gRPC's sync server makes a thread when a call finds no idle one, and after a call ends its
+// thread if this many are idle already. Threads are made only as calls overlap, so at rest there
+// are as few as before; at 4, three overlapping callers still saw threads made and ended.
+constexpr int kMaxIdleServerThreads = 8;
+
+}  // namespace
 
 UnixSocketServer::UnixSocketServer(std::string what, std::filesystem::path socket_path)
     : what_(std::move(what)), path_(std::move(socket_path)) {}
@@ -23,6 +31,11 @@ Status UnixSocketServer::Serve(const std::vector<grpc::Service*>& services) {
   // there (socket_guard.h).
   GFP_ASSIGN_OR_RETURN(const std::filesystem::path bound, MakePrivateBindPath(path_.parent_path()));
   grpc::ServerBuilder builder;
+  // kubelet's calls overlap (a ListAndWatch stream holds a thread for its life, Allocate and
+  // GetPreferredAllocation meet); at gRPC's default (2 idle threads) a thread was made and one
+  // ended for almost every overlap, each end a TLB shoot-down interrupting every other thread.
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                              kMaxIdleServerThreads);
   builder.AddListeningPort("unix:" + bound.string(), grpc::InsecureServerCredentials());
   for (grpc::Service* service : services) builder.RegisterService(service);
   server_ = builder.BuildAndStart();
