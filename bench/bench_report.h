@@ -105,8 +105,12 @@ struct Spec7Entry {
 
 inline const std::vector<Spec7Entry>& Spec7Catalogue() {
   static const std::vector<Spec7Entry> kCatalogue = {
+      // SPEC §7 states the isolated call's target against its floor measured in the same run
+      // (two commits + an empty round trip + the FM call) and asks for the ratio too.
+      {"allocate_beyond_floor_us", "Allocate with FM over gRPC (binary, disk): median - floor",
+       "us", Goal::kAtMost, 150, "bench_plugin"},
       {"allocate_disk_vs_commit", "Allocate with FM over gRPC (binary, disk): median / commit",
-       "x commit", Goal::kAtMost, 2.5, "bench_plugin"},
+       "x commit", Goal::kReport, 0, "bench_plugin"},
       {"gpa_inprocess_p99_worst", "GetPreferredAllocation, state machine alone: p99, worst row",
        "us", Goal::kAtMost, 20, "bench_statemachine"},
       {"gpa_grpc_p99_worst", "GetPreferredAllocation over gRPC: p99, worst row", "us",
@@ -135,7 +139,7 @@ inline const std::vector<Spec7Entry>& Spec7Catalogue() {
       {"prepare_beyond_floor_us", "NodePrepareResources 4 GPUs (binary, disk): median - floor",
        "us", Goal::kAtMost, 150, "bench_dra"},
       {"prepare_disk_vs_commit", "NodePrepareResources 4 GPUs (binary, disk): median / commit",
-       "x commit", Goal::kAtMost, 2.5, "bench_dra"},
+       "x commit", Goal::kReport, 0, "bench_dra"},
       {"api_calls_per_prepare", "API calls per first Prepare of a claim", "calls", Goal::kAtMost, 1,
        "bench_dra"},
       {"api_calls_per_unprepare", "API calls per Unprepare", "calls", Goal::kAtMost, 0,
