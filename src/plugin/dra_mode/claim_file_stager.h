@@ -4,8 +4,9 @@
 // when they could not be staged: they are then written in place) come back through
 // StagedFiles, which also waits for them, and removes them unless published, however the
 // Prepare ends. With an InodeReserve, the thread also makes the next Prepare's folders and files
-// ahead, once no staging has been asked for kQuietBeforeRefill: after a Prepare has answered,
-// never in the middle of one; a staging asked for during a refill stops it after the inode at
+// ahead, once no staging has been asked for kQuietBeforeRefill: normally after a Prepare has
+// answered, though a Prepare that outlasts the quiet (a slow disk, a sanitizer build) sees a
+// refill start before it ends; a staging asked for during a refill stops it after the inode at
 // hand.
 #pragma once
 
