@@ -4,7 +4,8 @@
 // thread that may sit in a 10 s epoll_wait: servers and channels that come and go (tests, the
 // demo, kubelet restarts) then stall for 10 s now and then. Holding one library reference for the
 // life of the process keeps that shutdown from ever running mid-process; the OS reclaims
-// everything at exit.
+// everything at exit. It also turns off abseil's mutex deadlock detection (gRPC's mutexes are
+// absl::Mutex; see grpc_lifetime.cc).
 #pragma once
 
 namespace gfp::adapters::kubelet {
