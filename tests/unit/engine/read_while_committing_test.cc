@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <future>
+#include <memory>
 #include <mutex>
 
 #include "common/temp_dir.h"
@@ -43,17 +44,35 @@ class Gate {
   bool open_ = false;
 };
 
-TEST(EngineReadWhileCommitting, ReadersGetTheCommittedStateWhileAnAppendIsOnTheDisk) {
-  gfp::testing::TempDir dir;
-  auto opened = Engine::Open(dir.path() / "journal.db");
-  ASSERT_TRUE(opened.ok()) << opened.status().message();
-  Engine& engine = **opened;
-  sm::StartPlugin start;
-  start.now = 1;
-  start.version = "test";
-  ASSERT_TRUE(engine.Execute(start).ok());
-  const std::uint64_t committed = engine.Read([](const sm::State& s) { return s.last_seq; });
-  ASSERT_GT(committed, 0u);
+std::uint64_t LastSeq(const Engine& engine) {
+  return engine.Read([](const sm::State& s) { return s.last_seq; });
+}
+
+// An engine on a new journal with the plugin's start journaled (`committed`: its last seq).
+class EngineReadWhileCommitting : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = Engine::Open(dir_.path() / "journal.db");
+    ASSERT_TRUE(opened.ok()) << opened.status().message();
+    engine_ = std::move(opened).value();
+    sm::StartPlugin start;
+    start.now = 1;
+    start.version = "test";
+    ASSERT_TRUE(engine_->Execute(start).ok());
+    committed = LastSeq(*engine_);
+    ASSERT_GT(committed, 0u);
+  }
+
+  Engine& engine() { return *engine_; }
+  std::uint64_t committed = 0;
+
+ private:
+  gfp::testing::TempDir dir_;
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(EngineReadWhileCommitting, ReadersGetTheCommittedStateWhileAnAppendIsOnTheDisk) {
+  Engine& engine = this->engine();
 
   Gate gate;
   engine.SetAppendObserver([&](double) { gate.Arrive(); });
@@ -75,20 +94,12 @@ TEST(EngineReadWhileCommitting, ReadersGetTheCommittedStateWhileAnAppendIsOnTheD
   EXPECT_TRUE(copy_in_time) << "CopyState waited for an Execute's append to finish";
   EXPECT_EQ(read.get(), committed) << "a reader saw events before they were durable";
   EXPECT_EQ(copy.get(), committed);
-  EXPECT_GT(engine.Read([](const sm::State& s) { return s.last_seq; }), committed);
+  EXPECT_GT(LastSeq(engine), committed);
   engine.SetAppendObserver(nullptr);
 }
 
-TEST(EngineReadWhileCommitting, AnExecutePublishesWhileAReaderIsStillReading) {
-  gfp::testing::TempDir dir;
-  auto opened = Engine::Open(dir.path() / "journal.db");
-  ASSERT_TRUE(opened.ok()) << opened.status().message();
-  Engine& engine = **opened;
-  sm::StartPlugin start;
-  start.now = 1;
-  start.version = "test";
-  ASSERT_TRUE(engine.Execute(start).ok());
-  const std::uint64_t committed = engine.Read([](const sm::State& s) { return s.last_seq; });
+TEST_F(EngineReadWhileCommitting, AnExecutePublishesWhileAReaderIsStillReading) {
+  Engine& engine = this->engine();
 
   // A reader that stays inside Read until the test opens its gate, and then reads again.
   Gate inside;
@@ -107,7 +118,7 @@ TEST(EngineReadWhileCommitting, AnExecutePublishesWhileAReaderIsStillReading) {
   EXPECT_TRUE(executed_in_time) << "Execute waited for a reader to leave Read";
   ASSERT_TRUE(execute.get().ok());
   EXPECT_EQ(reader.get(), committed) << "the state changed under a reader holding it";
-  EXPECT_GT(engine.Read([](const sm::State& s) { return s.last_seq; }), committed);
+  EXPECT_GT(LastSeq(engine), committed);
 }
 
 }  // namespace
