@@ -329,10 +329,11 @@ struct GpaSet {
   double worst_p99 = 0;
   std::string worst_row;
   std::uint64_t fewest_allocates = UINT64_MAX;  // per row, under commits
-  bool realtime = false;        // core rows: the calling thread SCHED_FIFO (RealtimeForScope)
-  std::uint64_t blocked = 0;    // core rows: calls that blocked, over all rows
-  std::uint64_t preempted = 0;  // core rows: calls preempted, over all rows
-  std::uint64_t faulted = 0;    // core rows: calls that faulted a page in, over all rows
+  bool realtime = false;         // core rows: the calling thread SCHED_FIFO (RealtimeForScope)
+  std::uint64_t blocked = 0;     // core rows: calls that blocked, over all rows
+  std::uint64_t preempted = 0;   // core rows: calls preempted, over all rows
+  std::uint64_t faulted = 0;     // core rows: calls that faulted a page in, over all rows
+  std::string realtime_refused;  // why SCHED_FIFO was not had in some row, if it was not
 };
 
 struct RowTimes {
@@ -380,8 +381,8 @@ RowTimes TimeRow(const GpaRequest& r, const AllocateLoop* writer, int samples,
   return t;
 }
 
-// Prints one row and keeps the set's worst. `switches`: the row says how many calls blocked or
-// were preempted (the core's; a gRPC call always blocks on its answer).
+// Prints one row and keeps the set's worst. `switches`: the row says how many calls blocked,
+// were preempted or faulted (the core's; a gRPC call always blocks on its answer).
 void RecordRow(GpaSet& set, const GpaRequest& r, const RowTimes& t, bool switches) {
   const double p99 = Percentile(t.latency_us, 0.99);
   if (p99 > set.worst_p99) {
@@ -403,7 +404,10 @@ void RecordRow(GpaSet& set, const GpaRequest& r, const RowTimes& t, bool switche
             Fmt(", preempted %.0f", static_cast<double>(t.preempted)) +
             Fmt(", faulted %.0f", static_cast<double>(t.faulted));
   }
-  if (!t.realtime_refused.empty()) note += "; " + t.realtime_refused;
+  if (!t.realtime_refused.empty()) {
+    note += "; " + t.realtime_refused;
+    set.realtime_refused = t.realtime_refused;
+  }
   if (r.expected.empty()) note += "; no fit (error path)";
   Row(set.name + ", " + r.Label(),
       Fmt("%.1f", Percentile(t.latency_us, 0.5)) + "/" + Fmt("%.1f us", p99), note);
@@ -572,7 +576,10 @@ void AddGpaFigures(const GpaBench& b) {
            Fmt(", faulted %.0f", static_cast<double>(set.faulted));
   };
   add("gpa_inprocess_p99_under_commits_worst", b.core_writing,
-      more + under + switches(b.core_writing) + "; measuring thread SCHED_FIFO");
+      more + under + switches(b.core_writing) +
+          (b.core_writing.realtime_refused.empty()
+               ? "; measuring thread SCHED_FIFO"
+               : "; normal priority (" + b.core_writing.realtime_refused + ")"));
   gfp::bench::Figures().Add(
       Figure{"gpa_inprocess_p99_under_commits_normal_worst",
              "GetPreferredAllocation, core, under commits, normal priority: p99",
