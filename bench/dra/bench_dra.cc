@@ -27,8 +27,11 @@
 //    §7); also reported as a ratio to one commit. The breakdown shows the time from the grant's
 //    event to ClaimPrepared's in the journal (the outcome commit, then the claim's files put in
 //    place: staged while the saga ran, or written then), the call cut at its events' times, and
-//    times the empty round trip and the claim GET after 2 ms of idle: the wake-ups an isolated
-//    call pays beyond the floor's back-to-back ones.
+//    times the empty round trip and the claim GET after the same idle as each Prepare (20 ms): the
+//    wake-ups an isolated call pays beyond the floor's back-to-back ones. The floor with those
+//    isolated parts (the commit baseline is already taken right after the idle) is reported
+//    beside the target's: on a machine where an idle CPU is slow to wake, it tells the plugin's
+//    own cost from what any call after that idle pays.
 // 2. API calls per Prepare (target 1: the claim GET) and per Unprepare (target 0): every request
 //    the fake API server logged during the call; serve runs with --reconcile-interval=1h so
 //    reconciliation's periodic GETs stay out of the windows.
@@ -88,6 +91,10 @@ constexpr const char* kRelaxedEvent = "ClaimPrepared";
 // Before each timed Prepare: the idle before an isolated call (kubelet's first Prepares of VMs'
 // claims come seconds apart, not right after another claim's Unprepare).
 constexpr std::chrono::milliseconds kIdleBeforePrepare{20};
+
+std::string IdleText() {
+  return "after " + std::to_string(kIdleBeforePrepare.count()) + " ms idle";
+}
 
 double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -357,10 +364,11 @@ double ClaimGetRoundTrip(gfp::simworld::ProcessWorld& world, int samples, double
     if (!answer.ok() || answer->code != 200) Die("GET " + get.path + " failed");
     if (i >= 0) latency.push_back(took);
   }
-  // The same after 2 ms of idle, as a Prepare's GET comes (both sides asleep).
+  // The same after the idle before each timed Prepare, as a Prepare's GET comes (both sides
+  // asleep).
   std::vector<double> isolated;
   for (int i = -2; i < samples; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::this_thread::sleep_for(kIdleBeforePrepare);
     const auto start = Clock::now();
     auto answer = (*client)->Call(get);
     const double took = Micros(Clock::now() - start);
@@ -388,10 +396,10 @@ double ClaimGetRoundTrip(gfp::simworld::ProcessWorld& world, int samples, double
 // The floor's parts and the breakdown's, measured after the Prepares in the same run.
 struct FloorParts {
   double rtt = 0;           // empty NodePrepareResources round trip
-  double rtt_isolated = 0;  // the same after 2 ms of idle
+  double rtt_isolated = 0;  // the same after kIdleBeforePrepare
   double get = 0;           // one claim GET, kept-alive connection
   double get_new = 0;       // one claim GET with a new connection (TLS handshake)
-  double get_isolated = 0;  // one claim GET after 2 ms of idle, kept-alive connection
+  double get_isolated = 0;  // one claim GET after kIdleBeforePrepare, kept-alive connection
   double fm = 0;            // one FM activation
   double file_write = 0;    // one atomic file write (no fsync)
 };
@@ -401,11 +409,14 @@ struct PrepareSummary {
   // files_us: the files as a repeated Prepare writes them in place (9 atomic writes, a model);
   // after_grant_us: measured, the time a first Prepare spends on its files after the grant's
   // commit (grant to ClaimPrepared in the journal, less one commit): what is beyond the floor.
-  double commit, per_call, floor, p50, p99, unprepare_p50, files_us, after_grant_us;
+  // isolated_floor: the floor with its round trip and GET timed after the same idle as the
+  // Prepares (the commits already are: each baseline commit follows that idle).
+  double commit, per_call, floor, isolated_floor, p50, p99, unprepare_p50, files_us, after_grant_us;
   PrepareSummary(const PrepareRun& run, const FloorParts& f)
       : commit(Percentile(run.commit_us, 0.5)),
         per_call(run.commits / run.Calls()),
         floor(per_call * commit + f.rtt + f.get + f.fm),
+        isolated_floor(per_call * commit + f.rtt_isolated + f.get_isolated + f.fm),
         p50(Percentile(run.prepare_us, 0.5)),
         p99(Percentile(run.prepare_us, 0.99)),
         unprepare_p50(Percentile(run.unprepare_us, 0.5)),
@@ -442,9 +453,11 @@ void PrintPrepareRows(const PrepareRun& run, const FloorParts& f, const PrepareS
   Row("  beyond the floor: the rest", Fmt("%.0f us", m.p50 - m.floor - m.after_grant_us),
       "the plugin's own work (and a new connection, if any)");
   Row("    of the rest: an isolated GET's wake-ups", Fmt("%.0f us", f.get_isolated - f.get),
-      Fmt("GET after 2 ms idle %.0f us", f.get_isolated) + Fmt(" vs %.0f", f.get));
+      "GET " + IdleText() + Fmt(" %.0f us", f.get_isolated) + Fmt(" vs %.0f", f.get));
   Row("    of the rest: isolated round trip's wake-ups", Fmt("%.0f us", f.rtt_isolated - f.rtt),
-      Fmt("empty call after 2 ms idle %.0f us", f.rtt_isolated) + Fmt(" vs %.0f", f.rtt));
+      "empty call " + IdleText() + Fmt(" %.0f us", f.rtt_isolated) + Fmt(" vs %.0f", f.rtt));
+  Row("  beyond the floor of isolated parts", Fmt("%.0f us", m.p50 - m.isolated_floor),
+      Fmt("floor %.0f us", m.isolated_floor) + " with the round trip and GET " + IdleText());
   Row("NodeUnprepareResources, p50 / p99",
       Fmt("%.0f", m.unprepare_p50) + "/" + Fmt("%.0f us", Percentile(run.unprepare_us, 0.99)),
       "deactivation, journal, files removed");
@@ -492,12 +505,18 @@ void AddPrepareFigures(const PrepareRun& run, const FloorParts& f, const Prepare
          "us", Fmt("kept alive: %.0f us", f.get));
   Report("prepare_breakdown_isolated_get_us", "of the rest: an isolated GET's wake-ups",
          f.get_isolated - f.get, "us",
-         Fmt("claim GET after 2 ms idle %.0f us", f.get_isolated) +
+         "claim GET " + IdleText() + Fmt(" %.0f us", f.get_isolated) +
              Fmt(" vs %.0f back to back", f.get));
   Report("prepare_breakdown_isolated_rtt_us", "of the rest: isolated round trip's wake-ups",
          f.rtt_isolated - f.rtt, "us",
-         Fmt("empty NodePrepareResources after 2 ms idle %.0f us", f.rtt_isolated) +
+         "empty NodePrepareResources " + IdleText() + Fmt(" %.0f us", f.rtt_isolated) +
              Fmt(" vs %.0f back to back", f.rtt));
+  Report("prepare_beyond_isolated_floor_us",
+         "NodePrepareResources: median - floor of isolated parts", m.p50 - m.isolated_floor, "us",
+         Fmt("floor %.0f us: ", m.isolated_floor) + Fmt("%.2f commits", m.per_call) +
+             Fmt(" x %.0f us", m.commit) + Fmt(" + DRA rtt %.0f", f.rtt_isolated) +
+             Fmt(" + claim GET %.0f", f.get_isolated) + Fmt(" + FM %.1f us", f.fm) +
+             "; round trip and GET each " + IdleText() + ", as each Prepare");
   Report("unprepare_median_us", "NodeUnprepareResources, median", m.unprepare_p50, "us", "");
 }
 
@@ -628,7 +647,7 @@ int main(int argc, char** argv) {
     const int floor_samples = std::max(samples, 50);
     FloorParts floor;
     floor.rtt = EmptyDraRoundTrip(*world, floor_samples);
-    floor.rtt_isolated = EmptyDraRoundTrip(*world, floor_samples, std::chrono::milliseconds(2));
+    floor.rtt_isolated = EmptyDraRoundTrip(*world, floor_samples, kIdleBeforePrepare);
     floor.get = ClaimGetRoundTrip(*world, floor_samples, &floor.get_new, &floor.get_isolated);
     floor.fm = MeasureFmCalls(GFP_BENCH_NVFM_SIM, dirs.FmStateOrWork() / "fm-floor.state",
                               /*zero_latency=*/false, floor_samples)
