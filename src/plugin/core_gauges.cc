@@ -86,11 +86,13 @@ metrics::ReadinessInputs CollectReadiness(
 }
 
 metrics::ReadinessInputs CollectDraReadiness(core::PluginCore& core, bool registered,
-                                             bool slice_published) {
+                                             bool slice_published,
+                                             const std::string& api_problem) {
   metrics::ReadinessInputs inputs = CollectCommonReadiness(core);
   inputs.dra_mode = true;
   inputs.dra_registered = registered;
   inputs.slice_published = slice_published;
+  inputs.api_server_problem = api_problem;
   return inputs;
 }
 

@@ -34,9 +34,11 @@ std::size_t PreparedClaims(const sm::State& state);
 metrics::ReadinessInputs CollectReadiness(
     core::PluginCore& core, const std::vector<std::unique_ptr<rpc::ResourceServer>>& servers);
 
-// DRA mode (SPEC §11): the DRA plugin registered with kubelet, the slice published once.
+// DRA mode (SPEC §11): the DRA plugin registered with kubelet, the slice published once, the
+// API server usable now.
 metrics::ReadinessInputs CollectDraReadiness(core::PluginCore& core, bool registered,
-                                             bool slice_published);
+                                             bool slice_published,
+                                             const std::string& api_problem);
 
 // Publishes gauges and readiness when something they depend on changed since the last call
 // (the core's device-view version, the journal's last seq, FM usability, journal damage).

@@ -12,7 +12,7 @@ namespace gfp::plugin {
 rpc::DraPrepareAnswer DraCalls::Prepare(const rpc::DraClaimRef& claim) {
   const auto started = std::chrono::steady_clock::now();
   dra_mode::PrepareOutcome outcome =
-      preparer_.Prepare({claim.uid, claim.namespace_name, claim.name});
+      preparer_.Prepare({claim.uid, claim.namespace_name, claim.name}, claim.api_deadline);
   if (ServeMetrics* metrics = metrics_.load()) {
     metrics->registry().RecordDraPrepare(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());

@@ -8,6 +8,7 @@
 #include "plugin/build_core.h"
 #include "plugin/core/log_text.h"
 #include "plugin/dra/claim_file_staging.h"
+#include "plugin/dra/json_fields.h"
 #include "statemachine/offered_partitions.h"
 
 namespace gfp::plugin {
@@ -92,6 +93,7 @@ DraService::DraService(ServeConfig config, std::unique_ptr<ServeMetrics> metrics
 }
 
 DraService::~DraService() {
+  StopApiJobs();
   if (slice_watch_) slice_watch_->Stop();
   client_->Cancel();
   server_.Stop();
@@ -115,11 +117,20 @@ void DraService::StartSliceWatch() {
   options.field_selector = dra_mode::SliceFieldSelector(config_.node_name, config_.dra_driver_name);
   slice_watch_ = std::make_unique<adapters::apiserver::ListWatcher>(
       *client_, options, [this](const adapters::apiserver::ObjectsByName& objects) {
+        // Only ours are kept (a server may ignore the field selector), and only they copied.
         std::vector<nlohmann::json> slices;
-        for (const auto& [name, slice] : objects) slices.push_back(slice);
-        std::lock_guard lock(watched_mu_);
-        watched_ = std::move(slices);
-        watched_changed_ = true;
+        for (const auto& [name, slice] : objects) {
+          if (dra::StringAt(slice, {"spec", "nodeName"}) == config_.node_name &&
+              dra::StringAt(slice, {"spec", "driver"}) == config_.dra_driver_name) {
+            slices.push_back(slice);
+          }
+        }
+        {
+          std::lock_guard lock(watched_mu_);
+          watched_ = std::move(slices);
+          watched_changed_ = true;
+        }
+        api_wake_.notify_all();
       });
   slice_watch_->Start();
 }
@@ -145,13 +156,19 @@ void DraService::PublishIfDue() {
   }
   auto result = publisher_.Publish(observed);
   if (!result.ok()) {
-    spdlog::warn("publishing the ResourceSlice: {} (retrying in {} ms)",
-                 core::LogText(result.status().message(), 1024), publish_backoff_.count());
+    const std::string problem = core::LogText(result.status().message(), 1024);
+    if (problem != ApiProblem()) {
+      spdlog::warn("publishing the ResourceSlice: {} (retrying with backoff up to {} ms)", problem,
+                   kMaxPublishBackoff.count());
+    }
+    SetApiProblem(problem);
     relist_ = true;  // a conflict or an outage: read the API server's slices afresh
     next_publish_try_ = now + publish_backoff_;
     publish_backoff_ = std::min(publish_backoff_ * 2, kMaxPublishBackoff);
     return;
   }
+  if (!ApiProblem().empty()) spdlog::info("the ResourceSlice is published again");
+  SetApiProblem("");
   published_once_ = true;
   published_version_ = version;
   relist_ = false;
@@ -175,18 +192,69 @@ void DraService::WarnAboutPartitionsNotOffered() {
   }
 }
 
-void DraService::ReconcileOnce() {
-  const auto started = Steady::now();
+void DraService::CheckClaims() {
   const auto result = claims_.Reconcile();
-  if (result.unreachable > 0) {
+  const bool unreachable = result.unreachable > 0;
+  if (unreachable && !claims_unreachable_) {
     spdlog::warn(
         "{} of {} prepared claims could not be checked with the API server; nothing is "
-        "unprepared without a definite answer",
+        "unprepared without a definite answer (said once until they can be checked again)",
         result.unreachable, result.checked);
+  } else if (!unreachable && claims_unreachable_) {
+    spdlog::info("the prepared claims can be checked with the API server again");
   }
-  // No PodResources in DRA mode: claims are never released by it; ownerless partitions are, and
-  // FM is kept in step.
-  core_->Reconcile({});
+  claims_unreachable_ = unreachable;
+}
+
+void DraService::SetApiProblem(std::string problem) {
+  std::lock_guard lock(api_mu_);
+  api_problem_ = std::move(problem);
+}
+
+std::string DraService::ApiProblem() {
+  std::lock_guard lock(api_mu_);
+  return api_problem_;
+}
+
+void DraService::RunApiJobs() {
+  auto next_check = Steady::now();  // start-up check of prepared claims
+  std::unique_lock lock(api_mu_);
+  while (!api_stop_) {
+    lock.unlock();
+    PublishIfDue();
+    WarnAboutPartitionsNotOffered();
+    if (Steady::now() >= next_check) {
+      next_check = Steady::now() + config_.reconcile_interval;
+      CheckClaims();
+    }
+    lock.lock();
+    // Woken early by the watch; the core's changes are seen within one tick.
+    api_wake_.wait_for(lock, kLoopTick, [&] { return api_stop_; });
+  }
+}
+
+void DraService::StartApiJobs() {
+  api_thread_ = std::thread([this] { RunApiJobs(); });
+}
+
+void DraService::StopApiJobs() {
+  if (!api_thread_.joinable()) return;
+  {
+    std::lock_guard lock(api_mu_);
+    api_stop_ = true;
+  }
+  api_wake_.notify_all();
+  client_->Cancel();  // ends its backoff waits; a call in flight ends at its timeout
+  api_thread_.join();
+}
+
+void DraService::ReconcileOnce() {
+  const auto started = Steady::now();
+  // No PodResources in DRA mode, and no release of partitions the journal knows no owner of:
+  // after a restored or new journal those are the running VMs' (the API server, not pods, says
+  // who holds them). FM is kept in step; unprepares left unfinished are driven to their end.
+  core_->SyncFabricManager();
+  claims_.FinishUnprepares();
   if (metrics_) {
     metrics_->registry().RecordReconcile(
         std::chrono::duration<double>(Steady::now() - started).count());
@@ -210,10 +278,11 @@ Status DraService::Run(const std::atomic<bool>& stop) {
   }
   ServeSockets();
   StartSliceWatch();
+  StartApiJobs();
   core_->engine().StartBackgroundVerification();
   VfioWatch vfio_watch(config_.dev_root);
   auto next_health = Steady::now() + config_.health_recheck_interval;
-  auto next_reconcile = Steady::now();  // start-up reconciliation of prepared claims
+  auto next_reconcile = Steady::now();
   auto next_socket_check = Steady::now();
   while (!stop.load()) {
     const auto now = Steady::now();
@@ -221,8 +290,6 @@ Status DraService::Run(const std::atomic<bool>& stop) {
       next_socket_check = now + config_.kubelet_check_interval;
       ServeSockets();
     }
-    PublishIfDue();
-    WarnAboutPartitionsNotOffered();
     if (now >= next_reconcile) {
       next_reconcile = now + config_.reconcile_interval;
       ReconcileOnce();
@@ -232,9 +299,12 @@ Status DraService::Run(const std::atomic<bool>& stop) {
       core_->CheckHealth();
     }
     checkpointer_.Turn(core_->engine());
-    if (metrics_) metrics_->DraLoopTurned(*core_, server_.registered(), published_once_);
+    if (metrics_) {
+      metrics_->DraLoopTurned(*core_, server_.registered(), published_once_.load(), ApiProblem());
+    }
   }
   spdlog::info("stopping: active partitions and prepared claims are left as they are");
+  StopApiJobs();
   slice_watch_->Stop();
   core_->engine().StopBackgroundVerification();
   server_.Stop();

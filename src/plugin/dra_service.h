@@ -2,16 +2,22 @@
 //   Create: metrics listener, API server config (a kubeconfig or the pod's service account; an
 //           unreadable one fails the start before anything is created), the core (journal,
 //           node scan, FM; one mode per node), and DRA mode's jobs over one HttpKubeApi.
-//   Run:    FM sync and health; serve dra.sock and the registration socket (kubelet registers
-//           us); publish the node's ResourceSlice and keep it so (a watch of our slices, the
-//           core's changes); reconcile prepared claims and FM every --reconcile-interval.
+//   Run:    the serve loop: FM sync and health; serve dra.sock and the registration socket
+//           (kubelet registers us); keep FM in step and finish unprepares every
+//           --reconcile-interval. The API thread, so that no API call ever holds up the loop
+//           (an outage must not stop the node's local work nor fail /healthz): publish the
+//           node's ResourceSlice and keep it so (a watch of our slices, the core's changes);
+//           check prepared claims with the API server every --reconcile-interval.
 // kubelet's calls arrive on gRPC threads through DraCalls (dra_calls.h).
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "adapters/apiserver/api_client.h"
@@ -45,9 +51,17 @@ class DraService {
              std::unique_ptr<adapters::apiserver::ApiClient> client,
              std::unique_ptr<core::PluginCore> core);
   void ServeSockets();
+  // The serve loop's pass every --reconcile-interval: FM kept in step, unprepares finished.
+  void ReconcileOnce();
+  // The API thread: started once the sockets are served, stopped before them.
+  void StartApiJobs();
+  void StopApiJobs();
+  void RunApiJobs();
   // Publishes when the facts or our slices changed, or a failed pass is due again.
   void PublishIfDue();
-  void ReconcileOnce();
+  void CheckClaims();
+  void SetApiProblem(std::string problem);
+  std::string ApiProblem();
   // Once FM's table is known: the partitions DRA cannot offer (SPEC §11), listed once.
   void WarnAboutPartitionsNotOffered();
   void StartSliceWatch();
@@ -70,9 +84,16 @@ class DraService {
   std::mutex watched_mu_;
   std::optional<std::vector<nlohmann::json>> watched_;
   bool watched_changed_ = false;
-  // The loop's publishing state.
+  // The API thread, and what it tells the serve loop.
+  std::thread api_thread_;
+  std::mutex api_mu_;
+  std::condition_variable api_wake_;
+  bool api_stop_ = false;              // under api_mu_
+  std::string api_problem_;            // under api_mu_: why the API server was last not usable
+  std::atomic<bool> published_once_{false};
+  // The API thread's publishing state.
   std::uint64_t published_version_ = 0;  // the core's change counter at the last good pass
-  bool published_once_ = false;
+  bool claims_unreachable_ = false;      // the last check of the claims had no definite answer
   bool left_out_logged_ = false;
   bool relist_ = true;  // list before the next pass (start, a conflict)
   std::chrono::steady_clock::time_point next_publish_try_{};

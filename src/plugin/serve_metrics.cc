@@ -30,10 +30,12 @@ void ServeMetrics::LoopTurned(core::PluginCore& core,
   publisher_.PublishIfChanged(core, CollectReadiness(core, servers));
 }
 
-void ServeMetrics::DraLoopTurned(core::PluginCore& core, bool registered, bool slice_published) {
+void ServeMetrics::DraLoopTurned(core::PluginCore& core, bool registered, bool slice_published,
+                                 const std::string& api_problem) {
   probes_.LoopTurned(metrics::ProbeState::Steady::now());
   slice_published_once_ = slice_published_once_ || slice_published;
-  publisher_.PublishIfChanged(core, CollectDraReadiness(core, registered, slice_published_once_));
+  publisher_.PublishIfChanged(
+      core, CollectDraReadiness(core, registered, slice_published_once_, api_problem));
 }
 
 }  // namespace gfp::plugin

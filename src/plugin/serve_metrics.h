@@ -37,7 +37,9 @@ class ServeMetrics {
   // The same for the DRA loop (SPEC §11): ready once the DRA plugin is registered with kubelet
   // (NotifyRegistrationStatus(registered=true)) and the ResourceSlice was published once since
   // the start; a later API server outage (slice_published false again) keeps it ready.
-  void DraLoopTurned(core::PluginCore& core, bool registered, bool slice_published);
+  // `api_problem`: why the API server was last not usable (empty: it was).
+  void DraLoopTurned(core::PluginCore& core, bool registered, bool slice_published,
+                     const std::string& api_problem);
 
   metrics::MetricsRegistry& registry() { return registry_; }
   int port() const { return endpoint_ ? endpoint_->port() : 0; }

@@ -63,7 +63,7 @@ ApiClient::ApiClient(ApiServerConfig config, ApiClientOptions options, std::stri
 
 void ApiClient::Cancel() { cancel_.Stop(); }
 
-Result<HttpRequest> ApiClient::Request(const ApiCall& call) {
+Result<HttpRequest> ApiClient::Request(const ApiCall& call, const CallDeadline& deadline) {
   HttpRequest request;
   request.method = HttpMethod(call.verb);
   request.url = url_base_ + call.path;
@@ -71,7 +71,7 @@ Result<HttpRequest> ApiClient::Request(const ApiCall& call) {
                      "Expect:"};  // no 100-continue round trip before a body
   if (!call.body.empty()) request.headers.push_back("Content-Type: " + ContentType(call));
   request.body = call.body;
-  request.connect_timeout = options_.timeout;
+  request.connect_timeout = TimeoutOf(deadline);
   std::string token = config_.bearer_token;
   if (token_file_) {
     auto read = token_file_->Token();
@@ -89,9 +89,9 @@ void ApiClient::Count(const ApiCall& call, int code) {
     observer->OnApiCall(call.verb, call.resource, code);
 }
 
-Result<ApiAnswer> ApiClient::Attempt(const ApiCall& call) {
-  GFP_ASSIGN_OR_RETURN(HttpRequest request, Request(call));
-  request.total_timeout = options_.timeout;
+Result<ApiAnswer> ApiClient::Attempt(const ApiCall& call, const CallDeadline& deadline) {
+  GFP_ASSIGN_OR_RETURN(HttpRequest request, Request(call, deadline));
+  request.total_timeout = TimeoutOf(deadline);
   request.max_body_bytes = options_.max_body_bytes;
   auto response = session_.Perform(request);
   if (!response.ok()) {
@@ -114,14 +114,27 @@ Result<ApiAnswer> ApiClient::Attempt(const ApiCall& call) {
       Count(call, 0);
       return Unavailable(who + " did not answer " + Describe(call) + ": " + response->error +
                          (response->timed_out
-                              ? " (timeout " + std::to_string(options_.timeout.count()) + " ms)"
+                              ? " (timeout " + std::to_string(TimeoutOf(deadline).count()) + " ms)"
                               : ""));
   }
 }
 
-Result<ApiAnswer> ApiClient::Call(const ApiCall& call) {
+std::chrono::milliseconds ApiClient::TimeoutOf(const CallDeadline& deadline) const {
+  if (!deadline) return options_.timeout;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      *deadline - std::chrono::steady_clock::now());
+  return std::clamp(left, std::chrono::milliseconds(1), options_.timeout);
+}
+
+Result<ApiAnswer> ApiClient::Call(const ApiCall& call, CallDeadline deadline) {
   for (int attempt = 1;; ++attempt) {
-    Result<ApiAnswer> answer = Attempt(call);
+    if (deadline && std::chrono::steady_clock::now() >= *deadline) {
+      return Unavailable("API server " + config_.server + ": " + Describe(call) +
+                         " not sent: its caller's deadline passed" +
+                         (attempt > 1 ? " after " + std::to_string(attempt - 1) + " attempts"
+                                      : std::string()));
+    }
+    Result<ApiAnswer> answer = Attempt(call, deadline);
     const bool retry =
         answer.ok() ? Retryable(answer->code) : answer.status().code() == ErrorCode::kUnavailable;
     if (!retry || attempt >= options_.attempts) {

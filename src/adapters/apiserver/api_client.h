@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -32,6 +33,9 @@ class ApiCallObserver {
   virtual ~ApiCallObserver() = default;
   virtual void OnApiCall(Verb verb, const std::string& resource, int code) = 0;  // 0: no answer
 };
+
+// When set, a call (its retries included) ends by then.
+using CallDeadline = std::optional<std::chrono::steady_clock::time_point>;
 
 struct ApiClientOptions {
   std::chrono::milliseconds timeout{10000};  // every call but watches (SPEC: <= 10 s)
@@ -72,7 +76,9 @@ class ApiClient {
   // Sends `call`, retrying as the options say. An error only when never answered (Unavailable
   // naming the verb, resource and why), when the answer is bigger than max_body_bytes
   // (ResourceExhausted) or when no credential could be read; any HTTP status is an answer.
-  Result<ApiAnswer> Call(const ApiCall& call);
+  // With a deadline, every attempt and the waits between them end by then: a caller that
+  // answers someone else (kubelet's NodePrepareResources) bounds the call, retries included.
+  Result<ApiAnswer> Call(const ApiCall& call, CallDeadline deadline = std::nullopt);
 
   // Streams `call` (verb kWatch, path with ?watch=true&resourceVersion=...), calling on_event
   // for each event line; returns when the stream ends, on_event returns false, Cancel() is
@@ -99,8 +105,10 @@ class ApiClient {
   ApiClient(ApiServerConfig config, ApiClientOptions options, std::string url_base,
             TlsSettings tls);
 
-  Result<HttpRequest> Request(const ApiCall& call);
-  Result<ApiAnswer> Attempt(const ApiCall& call);
+  Result<HttpRequest> Request(const ApiCall& call, const CallDeadline& deadline);
+  Result<ApiAnswer> Attempt(const ApiCall& call, const CallDeadline& deadline);
+  // The options' timeout, cut to what is left before the deadline (at least 1 ms).
+  std::chrono::milliseconds TimeoutOf(const CallDeadline& deadline) const;
   void Count(const ApiCall& call, int code);
   bool WaitFor(std::chrono::milliseconds delay, StopFlag* stop);
 

@@ -22,7 +22,7 @@ Status ApiClient::Watch(const ApiCall& call, const std::function<bool(const Watc
                         StopFlag* stop) {
   const std::string what = "API server " + config_.server + ", " + Describe(call);
   if (cancel_.stopped() || (stop != nullptr && stop->stopped())) return Status::Ok();
-  GFP_ASSIGN_OR_RETURN(HttpRequest request, Request(call));
+  GFP_ASSIGN_OR_RETURN(HttpRequest request, Request(call, std::nullopt));
   request.total_timeout = std::chrono::milliseconds(0);
   request.idle_timeout = options_.watch_idle_timeout;
   request.cancelled = [this, stop] {

@@ -57,7 +57,11 @@ bool FabricSync::SyncOnce(bool pod_holders_known, const std::vector<sm::Allocati
   observed.partitions = std::move(partitions).value();
   observed.pod_holders_known = pod_holders_known;
   observed.held_allocations = held;
+  const std::uint64_t seq_before = engine_.Read([](const sm::State& s) { return s.last_seq; });
   auto repaired = sagas_.Run(observed);
+  // A new table, a degraded partition or a repair changes what DRA's slice says (SPEC §11:
+  // republished within 1 s): whatever was journaled wakes who waits on the device view.
+  if (engine_.Read([](const sm::State& s) { return s.last_seq; }) != seq_before) changes_.Bump();
   if (!repaired.ok()) {
     ReportProblem("journaling Fabric Manager's state: " + repaired.status().message());
     return false;

@@ -52,20 +52,21 @@ ClaimPreparer::ClaimPreparer(core::PluginCore& core, KubeApi& api, DraSettings s
           settings_.dirs, dra::ReserveSize::ForClaimOf(std::min(
                               DeviceNamesOfNode(core_.inventory()).size(), kReservedGpus)))) {}
 
-PrepareOutcome ClaimPreparer::Prepare(const ClaimKey& claim) {
+PrepareOutcome ClaimPreparer::Prepare(const ClaimKey& claim, ApiDeadline api_deadline) {
   std::optional<sm::PrepareClaim> command = RepeatedClaimCommand(claim);
   const bool repeated = command.has_value();
   if (!command) {
     // The GET happens outside the operation lock: a slow API server must not stall the others.
-    auto fetched = NewClaimCommand(claim);
+    auto fetched = NewClaimCommand(claim, api_deadline);
     if (!fetched.ok()) return {{}, fetched.status().message()};
     command = std::move(fetched).value();
   }
   return RunPrepare(std::move(*command), repeated);
 }
 
-Result<sm::PrepareClaim> ClaimPreparer::NewClaimCommand(const ClaimKey& claim) {
-  auto answer = api_.GetClaim(claim.namespace_name, claim.name);
+Result<sm::PrepareClaim> ClaimPreparer::NewClaimCommand(const ClaimKey& claim,
+                                                        ApiDeadline api_deadline) {
+  auto answer = api_.GetClaim(claim.namespace_name, claim.name, api_deadline);
   if (!answer.ok()) {
     return Unavailable("cannot read claim " + KeyText(claim) + ": " + answer.status().message());
   }

@@ -43,7 +43,8 @@ class ClaimPreparer {
  public:
   ClaimPreparer(core::PluginCore& core, KubeApi& api, DraSettings settings);
 
-  PrepareOutcome Prepare(const ClaimKey& claim);
+  // A first Prepare's GET ends by `api_deadline` (what is left of kubelet's call budget).
+  PrepareOutcome Prepare(const ClaimKey& claim, ApiDeadline api_deadline = std::nullopt);
 
   // An unknown or already unprepared uid is no error. Returns the error text, empty when done.
   std::string Unprepare(const std::string& uid,
@@ -55,7 +56,7 @@ class ClaimPreparer {
 
  private:
   // The command for a claim the journal does not hold yet: its one GET; or the error text.
-  Result<sm::PrepareClaim> NewClaimCommand(const ClaimKey& claim);
+  Result<sm::PrepareClaim> NewClaimCommand(const ClaimKey& claim, ApiDeadline api_deadline);
   // The command for a claim the journal holds: from the journal, with whether its files are
   // all in place; std::nullopt when it holds none.
   std::optional<sm::PrepareClaim> RepeatedClaimCommand(const ClaimKey& claim);

@@ -39,7 +39,7 @@ std::optional<ClaimReconciler::Verdict> ClaimReconciler::Judge(const sm::Claim& 
                                                                bool& definite) {
   using Reason = events::ClaimUnprepareRequested;
   definite = false;
-  auto answer = api_.GetClaim(claim.namespace_name, claim.name);
+  auto answer = api_.GetClaim(claim.namespace_name, claim.name, std::nullopt);
   if (!answer.ok()) return std::nullopt;
   definite = true;
   if (!answer->has_value()) {
@@ -73,39 +73,92 @@ std::optional<ClaimReconciler::Verdict> ClaimReconciler::Judge(const sm::Claim& 
 
 ClaimReconcileResult ClaimReconciler::Reconcile() {
   ClaimReconcileResult result;
-  std::map<std::string, sm::Micros> still_bad;
-  const sm::Micros grace = std::chrono::duration_cast<std::chrono::microseconds>(grace_).count();
-  for (const HeldClaim& held : GrantedClaims(core_)) {
+  const std::vector<HeldClaim> held_claims = GrantedClaims(core_);
+  std::vector<std::optional<Verdict>> verdicts;
+  int gone = 0;
+  for (const HeldClaim& held : held_claims) {
     ++result.checked;
     bool definite = false;
-    const auto verdict = Judge(held.claim, held.devices, definite);
+    verdicts.push_back(Judge(held.claim, held.devices, definite));
     if (!definite) {
       ++result.unreachable;
-      if (auto it = bad_since_.find(held.claim.uid); it != bad_since_.end()) {
-        still_bad.insert(*it);  // no answer keeps the clock as it was
-      }
-      continue;
+      verdicts.back() = Unanswered();
+    } else if (verdicts.back() &&
+               verdicts.back()->reason == events::ClaimUnprepareRequested::REASON_CLAIM_GONE) {
+      ++gone;
     }
-    if (!verdict) continue;
-    const sm::Micros now = core_.Now();
-    const sm::Micros since = bad_since_.count(held.claim.uid) ? bad_since_[held.claim.uid] : now;
-    if (now - since < grace) {
-      if (since == now) spdlog::info("{}; unpreparing it after the release grace", verdict->detail);
-      still_bad[held.claim.uid] = since;
-      ++result.waiting;
-      continue;
-    }
-    const std::string error = preparer_.Unprepare(held.claim.uid, verdict->reason, verdict->detail);
+  }
+  // Every claim gone at once, more than one of them, is no definite answer for any: a
+  // kubeconfig that points at another cluster, or a server that lost its data, says so too.
+  if (gone > 1 && gone == result.checked) {
+    spdlog::warn(
+        "the API server has none of the {} prepared claims; taking that for a wrong cluster or "
+        "a server without its data, not for {} deleted claims: nothing is unprepared",
+        gone, gone);
+    result.unreachable = result.checked;
+    for (auto& verdict : verdicts) verdict = Unanswered();
+  }
+  std::map<std::string, sm::Micros> still_bad;
+  for (std::size_t i = 0; i < held_claims.size(); ++i) {
+    Act(held_claims[i].claim, verdicts[i], still_bad, result);
+  }
+  bad_since_ = std::move(still_bad);
+  return result;
+}
+
+ClaimReconciler::Verdict ClaimReconciler::Unanswered() {
+  return Verdict{events::ClaimUnprepareRequested::REASON_UNSPECIFIED, {}};
+}
+
+void ClaimReconciler::Act(const sm::Claim& claim, const std::optional<Verdict>& verdict,
+                          std::map<std::string, sm::Micros>& still_bad,
+                          ClaimReconcileResult& result) {
+  if (verdict && verdict->reason == events::ClaimUnprepareRequested::REASON_UNSPECIFIED) {
+    // No definite answer keeps the clock as it was.
+    if (auto it = bad_since_.find(claim.uid); it != bad_since_.end()) still_bad.insert(*it);
+    return;
+  }
+  if (!verdict) return;
+  const sm::Micros grace = std::chrono::duration_cast<std::chrono::microseconds>(grace_).count();
+  const sm::Micros now = core_.Now();
+  const sm::Micros since = bad_since_.count(claim.uid) ? bad_since_[claim.uid] : now;
+  if (now - since < grace) {
+    if (since == now) spdlog::info("{}; unpreparing it after the release grace", verdict->detail);
+    still_bad[claim.uid] = since;
+    ++result.waiting;
+    return;
+  }
+  const std::string error = preparer_.Unprepare(claim.uid, verdict->reason, verdict->detail);
+  if (error.empty()) {
+    spdlog::info("unprepared claim {}: {}", sm::ClaimText(claim), verdict->detail);
+    ++result.unprepared;
+  } else {
+    spdlog::warn("cannot unprepare claim {}: {}", sm::ClaimText(claim), error);
+    still_bad[claim.uid] = since;
+    ++result.failed;
+  }
+}
+
+// A claim whose unprepare started (kubelet's, or ours) and did not finish (FM refused the
+// deactivation, a file could not go) is driven on from here: kubelet may never retry it (its
+// checkpoint lost, the pod force-deleted). No API call: the journal says it is to end.
+ClaimReconcileResult ClaimReconciler::FinishUnprepares() {
+  ClaimReconcileResult result;
+  const auto unfinished = core_.engine().Read([](const sm::State& s) {
+    std::vector<std::string> uids;
+    for (const auto& [uid, c] : s.unpreparing_claims) uids.push_back(uid);
+    return uids;
+  });
+  for (const std::string& uid : unfinished) {
+    const std::string error = preparer_.Unprepare(uid);
     if (error.empty()) {
-      spdlog::info("unprepared claim {}: {}", sm::ClaimText(held.claim), verdict->detail);
+      spdlog::info("finished the unprepare of claim uid {}", uid);
       ++result.unprepared;
     } else {
-      spdlog::warn("cannot unprepare claim {}: {}", sm::ClaimText(held.claim), error);
-      still_bad[held.claim.uid] = since;
+      spdlog::warn("cannot finish the unprepare of claim uid {}: {}", uid, error);
       ++result.failed;
     }
   }
-  bad_since_ = std::move(still_bad);
   return result;
 }
 

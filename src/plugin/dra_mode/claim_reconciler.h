@@ -4,12 +4,16 @@
 // that is gone, has another uid, or no longer names the GPUs it was prepared with is unprepared
 // (journaled with that reason) once it has stayed so for the release grace. Only a definite answer
 // counts: an unreachable or refusing API server, or an answer that cannot be read, unprepares
-// nothing and restarts no clock.
+// nothing and restarts no clock; nor does a 404 for every one of two or more claims at once (a
+// kubeconfig of another cluster). A claim left unpreparing (its unprepare failed once and
+// kubelet did not retry) is driven to its end here too.
 #pragma once
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "plugin/dra_mode/claim_preparer.h"
 
@@ -28,7 +32,12 @@ class ClaimReconciler {
   ClaimReconciler(core::PluginCore& core, KubeApi& api, ClaimPreparer& preparer,
                   std::chrono::milliseconds grace);
 
+  // One check of every prepared claim with the API server (the API thread).
   ClaimReconcileResult Reconcile();
+  // Drives every claim left unpreparing (deactivating, remove-files) to its end: its unprepare
+  // failed once and kubelet may never retry it (its checkpoint lost, the pod force-deleted).
+  // No API call, so the serve loop runs it; safe beside Reconcile (the core serialises both).
+  ClaimReconcileResult FinishUnprepares();
 
  private:
   struct Verdict {
@@ -39,6 +48,11 @@ class ClaimReconciler {
   // when the API server gave no definite answer (`definite` false).
   std::optional<Verdict> Judge(const sm::Claim& claim, const std::vector<sm::Bdf>& devices,
                                bool& definite);
+  // The verdict that stands for "no definite answer" (reason REASON_UNSPECIFIED).
+  static Verdict Unanswered();
+  // Unprepares a claim whose verdict has stood for the grace; keeps its clock in `still_bad`.
+  void Act(const sm::Claim& claim, const std::optional<Verdict>& verdict,
+           std::map<std::string, sm::Micros>& still_bad, ClaimReconcileResult& result);
 
   core::PluginCore& core_;
   KubeApi& api_;

@@ -40,9 +40,9 @@ std::string SliceFieldSelector(const std::string& node, const std::string& drive
   return "spec.nodeName=" + node + ",spec.driver=" + driver;
 }
 
-Result<Json> HttpKubeApi::Send(const ApiCall& call, bool not_found_ok) {
+Result<Json> HttpKubeApi::Send(const ApiCall& call, bool not_found_ok, ApiDeadline deadline) {
   const std::string what = adapters::apiserver::Describe(call);
-  GFP_ASSIGN_OR_RETURN(adapters::apiserver::ApiAnswer answer, client_.Call(call));
+  GFP_ASSIGN_OR_RETURN(adapters::apiserver::ApiAnswer answer, client_.Call(call, deadline));
   if (not_found_ok && answer.code == 404) return Json();
   if (answer.code == 409) {
     return Status(ErrorCode::kAlreadyExists,
@@ -56,14 +56,14 @@ Result<Json> HttpKubeApi::Send(const ApiCall& call, bool not_found_ok) {
 }
 
 Result<std::optional<Json>> HttpKubeApi::GetClaim(const std::string& namespace_name,
-                                                  const std::string& name) {
-  GFP_ASSIGN_OR_RETURN(Json claim, Send({Verb::kGet,
-                                         "resourceclaims",
-                                         "/apis/resource.k8s.io/v1/namespaces/" + namespace_name +
-                                             "/resourceclaims/" + name,
-                                         {},
-                                         {}},
-                                        true));
+                                                  const std::string& name, ApiDeadline deadline) {
+  const ApiCall call{
+      Verb::kGet,
+      "resourceclaims",
+      "/apis/resource.k8s.io/v1/namespaces/" + namespace_name + "/resourceclaims/" + name,
+      {},
+      {}};
+  GFP_ASSIGN_OR_RETURN(Json claim, Send(call, true, deadline));
   if (claim.is_null()) return std::optional<Json>();
   return std::optional<Json>(std::move(claim));
 }

@@ -14,7 +14,8 @@ class HttpKubeApi : public KubeApi {
   explicit HttpKubeApi(adapters::apiserver::ApiClient& client) : client_(client) {}
 
   Result<std::optional<nlohmann::json>> GetClaim(const std::string& namespace_name,
-                                                 const std::string& name) override;
+                                                 const std::string& name,
+                                                 ApiDeadline deadline) override;
   Result<std::string> GetNodeUid(const std::string& node) override;
   Result<SliceList> ListSlices(const std::string& node, const std::string& driver) override;
   Result<nlohmann::json> CreateSlice(const nlohmann::json& slice) override;
@@ -23,7 +24,8 @@ class HttpKubeApi : public KubeApi {
 
  private:
   // The answer's JSON when its code is 2xx (or 404 with `not_found_ok`: then null JSON).
-  Result<nlohmann::json> Send(const adapters::apiserver::ApiCall& call, bool not_found_ok = false);
+  Result<nlohmann::json> Send(const adapters::apiserver::ApiCall& call, bool not_found_ok = false,
+                              ApiDeadline deadline = std::nullopt);
 
   adapters::apiserver::ApiClient& client_;
 };

@@ -6,6 +6,7 @@
 // refusing (401/403) or failing (5xx) server never looks like "gone".
 #pragma once
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -20,13 +21,17 @@ struct SliceList {
   std::vector<nlohmann::json> items;
 };
 
+// When set, a call (its retries included) ends by then.
+using ApiDeadline = std::optional<std::chrono::steady_clock::time_point>;
+
 class KubeApi {
  public:
   virtual ~KubeApi() = default;
 
   // GET the ResourceClaim; std::nullopt when the API server answers 404.
   virtual Result<std::optional<nlohmann::json>> GetClaim(const std::string& namespace_name,
-                                                         const std::string& name) = 0;
+                                                         const std::string& name,
+                                                         ApiDeadline deadline) = 0;
   // metadata.uid of the Node (the slice's owner).
   virtual Result<std::string> GetNodeUid(const std::string& node) = 0;
   // Our slices: fieldSelector spec.nodeName=<node>,spec.driver=<driver>.

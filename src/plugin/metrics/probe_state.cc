@@ -24,6 +24,10 @@ std::string NotReadyReason(const ReadinessInputs& inputs) {
   if (inputs.dra_mode) {
     if (!inputs.dra_registered) return "the DRA plugin is not registered with kubelet yet";
     if (!inputs.slice_published) return "the ResourceSlice was not published yet";
+    if (!inputs.api_server_problem.empty()) {
+      return "the API server is not usable (" +
+             EscapeAndTruncate(inputs.api_server_problem, kMaxReasonText) + ")";
+    }
     return "";
   }
   if (!inputs.unregistered_resources.empty()) {

@@ -25,6 +25,9 @@ struct ReadinessInputs {
   bool dra_mode = false;
   bool dra_registered = false;
   bool slice_published = false;
+  // Why the API server was last not usable (an outage, a refusal); empty while it is. Not
+  // ready, but alive: the node's local work goes on (/healthz stays 200).
+  std::string api_server_problem;
   bool fabric_manager_enabled = false;
   bool fabric_manager_usable = false;
   std::string fabric_manager_problem;   // why not usable (untrusted FM text is escaped here)

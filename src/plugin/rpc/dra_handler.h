@@ -5,6 +5,8 @@
 // two kubelet calls (two pods) may be in the handler at once.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,9 @@ struct DraClaimRef {
   std::string uid;
   std::string namespace_name;
   std::string name;
+  // Every API call made for the claim ends by then: what is left of the kubelet call's budget
+  // (its deadline, less a margin for the answer), shared by all the call's claims.
+  std::optional<std::chrono::steady_clock::time_point> api_deadline;
 };
 
 struct DraDevice {

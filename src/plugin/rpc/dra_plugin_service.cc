@@ -47,7 +47,7 @@ std::vector<CheckedClaim> CheckClaims(
   const bool too_many = static_cast<std::size_t>(claims.size()) > kMaxClaimsPerRequest;
   for (const dra::Claim& claim : claims) {
     if (!seen.insert(claim.uid()).second) continue;
-    CheckedClaim entry{{claim.uid(), claim.namespace_(), claim.name()}, ""};
+    CheckedClaim entry{{claim.uid(), claim.namespace_(), claim.name(), std::nullopt}, ""};
     entry.problem = too_many ? "claims: the request has " + std::to_string(claims.size()) +
                                    " claims, more than " + std::to_string(kMaxClaimsPerRequest) +
                                    " in one call; refused"
@@ -80,14 +80,33 @@ void SetDevices(const std::vector<DraDevice>& devices, dra::NodePrepareResourceR
   }
 }
 
+// The API calls of one NodePrepareResources end by kubelet's deadline less a margin for the
+// answer, and never later than kMaxApiTimePerCall: a hung API server fails the call's claims
+// in time for kubelet to hear why, rather than past its own timeout.
+std::chrono::steady_clock::time_point ApiDeadlineOf(const grpc::ServerContext* context) {
+  using std::chrono::steady_clock;
+  using std::chrono::system_clock;
+  constexpr std::chrono::seconds kMaxApiTimePerCall{30};
+  constexpr std::chrono::seconds kAnswerMargin{2};
+  const auto now = steady_clock::now();
+  auto deadline = now + kMaxApiTimePerCall;
+  if (context != nullptr && context->deadline() != system_clock::time_point::max()) {
+    const auto left = context->deadline() - system_clock::now() - kAnswerMargin;
+    deadline = std::min(deadline, now + std::chrono::duration_cast<steady_clock::duration>(left));
+  }
+  return deadline;
+}
+
 }  // namespace
 
 DraPluginService::DraPluginService(DraHandler& handler) : handler_(handler) {}
 
-grpc::Status DraPluginService::NodePrepareResources(grpc::ServerContext* /*context*/,
+grpc::Status DraPluginService::NodePrepareResources(grpc::ServerContext* context,
                                                     const dra::NodePrepareResourcesRequest* request,
                                                     dra::NodePrepareResourcesResponse* response) {
-  const std::vector<CheckedClaim> checked = CheckClaims(request->claims());
+  const auto api_deadline = ApiDeadlineOf(context);
+  std::vector<CheckedClaim> checked = CheckClaims(request->claims());
+  for (CheckedClaim& claim : checked) claim.ref.api_deadline = api_deadline;
   LogRefusals("NodePrepareResources", checked);
   auto& answers = *response->mutable_claims();
   for (const CheckedClaim& claim : checked) {

@@ -19,7 +19,8 @@ class ScriptedApi : public KubeApi {
   int claim_gets = 0;
   int slice_writes = 0;  // creates, updates and deletes
 
-  Result<std::optional<Json>> GetClaim(const std::string& ns, const std::string& name) override {
+  Result<std::optional<Json>> GetClaim(const std::string& ns, const std::string& name,
+                                       ApiDeadline) override {
     ++claim_gets;
     if (unreachable) return Unavailable("connection refused");
     auto it = claims.find(ns + "/" + name);

@@ -76,43 +76,48 @@ class DraServeMetricsTest : public dra_mode::DraWorldTest {
   std::unique_ptr<ServeMetrics> metrics_;
 };
 
-TEST_F(DraServeMetricsTest, ReadyOnceRegisteredAndPublishedAndStaysReadyThroughApiOutages) {
+TEST_F(DraServeMetricsTest, ReadyOnceRegisteredAndPublishedAndNotReadyWhileTheApiServerIsNot) {
   EXPECT_EQ(Readyz().status, 503);  // nothing reported yet
-  metrics_->DraLoopTurned(world_->core(), false, false);
+  metrics_->DraLoopTurned(world_->core(), false, false, "");
   auto reply = Readyz();
   EXPECT_EQ(reply.status, 503);
   EXPECT_EQ(reply.body, "not ready: the DRA plugin is not registered with kubelet yet\n");
-  metrics_->DraLoopTurned(world_->core(), true, false);
+  metrics_->DraLoopTurned(world_->core(), true, false, "");
   reply = Readyz();
   EXPECT_EQ(reply.status, 503);
   EXPECT_EQ(reply.body, "not ready: the ResourceSlice was not published yet\n");
-  metrics_->DraLoopTurned(world_->core(), true, true);
+  metrics_->DraLoopTurned(world_->core(), true, true, "");
   reply = Readyz();
   EXPECT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(reply.body, "ready\n");
 
-  // The API server goes away: the loop reports the slice as not (re)published, or the DRA loop
-  // makes no call for a while; readiness stays (the outage shows in the request counter).
-  metrics_->DraLoopTurned(world_->core(), true, false);
+  // The API server goes away: /readyz says so (alive all the same: /healthz is the loop's);
+  // back, ready again.
+  metrics_->DraLoopTurned(world_->core(), true, false, "get nodes node-a: connection refused");
+  reply = Readyz();
+  EXPECT_EQ(reply.status, 503);
+  EXPECT_EQ(reply.body,
+            "not ready: the API server is not usable (get nodes node-a: connection refused)\n");
+  metrics_->DraLoopTurned(world_->core(), true, false, "");
   EXPECT_EQ(Readyz().status, 200);
   std::this_thread::sleep_for(150ms);
   EXPECT_EQ(Readyz().status, 200);
 
   // Kubelet forgets the plugin (a kubelet restart before it re-registers): not ready again.
-  metrics_->DraLoopTurned(world_->core(), false, false);
+  metrics_->DraLoopTurned(world_->core(), false, false, "");
   reply = Readyz();
   EXPECT_EQ(reply.status, 503);
   EXPECT_EQ(reply.body, "not ready: the DRA plugin is not registered with kubelet yet\n");
-  metrics_->DraLoopTurned(world_->core(), true, false);
+  metrics_->DraLoopTurned(world_->core(), true, false, "");
   EXPECT_EQ(Readyz().status, 200);  // the slice was published once since the start
 }
 
 TEST_F(DraServeMetricsTest, ThePreparedClaimGaugeFollowsTheJournal) {
-  metrics_->DraLoopTurned(world_->core(), true, true);
+  metrics_->DraLoopTurned(world_->core(), true, true, "");
   EXPECT_EQ(Scrape("gpu_fabric_dra_claims_prepared"), 0);
   api_.claims["vms/vm-a-gpus"] = Claim("u-1", GpusOf(PartitionOfSize(2)));
   ASSERT_EQ(preparer_->Prepare({"u-1", "vms", "vm-a-gpus"}).error, "");
-  metrics_->DraLoopTurned(world_->core(), true, true);
+  metrics_->DraLoopTurned(world_->core(), true, true, "");
   EXPECT_EQ(Scrape("gpu_fabric_dra_claims_prepared"), 1);
   EXPECT_EQ(Scrape("gpu_fabric_partitions_active"), 1);
 }
