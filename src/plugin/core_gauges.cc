@@ -86,8 +86,7 @@ metrics::ReadinessInputs CollectReadiness(
 }
 
 metrics::ReadinessInputs CollectDraReadiness(core::PluginCore& core, bool registered,
-                                             bool slice_published,
-                                             const std::string& api_problem) {
+                                             bool slice_published, const std::string& api_problem) {
   metrics::ReadinessInputs inputs = CollectCommonReadiness(core);
   inputs.dra_mode = true;
   inputs.dra_registered = registered;

@@ -37,8 +37,7 @@ metrics::ReadinessInputs CollectReadiness(
 // DRA mode (SPEC §11): the DRA plugin registered with kubelet, the slice published once, the
 // API server usable now.
 metrics::ReadinessInputs CollectDraReadiness(core::PluginCore& core, bool registered,
-                                             bool slice_published,
-                                             const std::string& api_problem);
+                                             bool slice_published, const std::string& api_problem);
 
 // Publishes gauges and readiness when something they depend on changed since the last call
 // (the core's device-view version, the journal's last seq, FM usability, journal damage).

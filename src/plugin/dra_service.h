@@ -88,8 +88,8 @@ class DraService {
   std::thread api_thread_;
   std::mutex api_mu_;
   std::condition_variable api_wake_;
-  bool api_stop_ = false;              // under api_mu_
-  std::string api_problem_;            // under api_mu_: why the API server was last not usable
+  bool api_stop_ = false;    // under api_mu_
+  std::string api_problem_;  // under api_mu_: why the API server was last not usable
   std::atomic<bool> published_once_{false};
   // The API thread's publishing state.
   std::uint64_t published_version_ = 0;  // the core's change counter at the last good pass

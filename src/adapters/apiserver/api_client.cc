@@ -129,10 +129,10 @@ std::chrono::milliseconds ApiClient::TimeoutOf(const CallDeadline& deadline) con
 Result<ApiAnswer> ApiClient::Call(const ApiCall& call, CallDeadline deadline) {
   for (int attempt = 1;; ++attempt) {
     if (deadline && std::chrono::steady_clock::now() >= *deadline) {
-      return Unavailable("API server " + config_.server + ": " + Describe(call) +
-                         " not sent: its caller's deadline passed" +
-                         (attempt > 1 ? " after " + std::to_string(attempt - 1) + " attempts"
-                                      : std::string()));
+      return Unavailable(
+          "API server " + config_.server + ": " + Describe(call) +
+          " not sent: its caller's deadline passed" +
+          (attempt > 1 ? " after " + std::to_string(attempt - 1) + " attempts" : std::string()));
     }
     Result<ApiAnswer> answer = Attempt(call, deadline);
     const bool retry =
