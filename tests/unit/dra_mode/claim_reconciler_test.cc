@@ -46,6 +46,20 @@ class ClaimReconcilerTest : public DraWorldTest {
     return reason;
   }
 
+  // The GPUs of a 2-GPU partition that shares none with the one u-1 holds.
+  std::vector<std::string> GpusOfADisjointPair() const {
+    const auto first = GpusOf(PartitionOfSize(2));
+    for (std::uint32_t id = 0; id < 64; ++id) {
+      const auto gpus = GpusOf(id);
+      if (gpus.size() == 2 && std::find(first.begin(), first.end(), gpus[0]) == first.end() &&
+          std::find(first.begin(), first.end(), gpus[1]) == first.end()) {
+        return gpus;
+      }
+    }
+    ADD_FAILURE() << "no second 2-GPU partition";
+    return {};
+  }
+
   std::unique_ptr<ClaimReconciler> reconciler_;
 };
 
@@ -128,6 +142,50 @@ TEST_F(ClaimReconcilerTest, AClaimBackWithinTheGraceRestartsItsClock) {
   world_->Advance(20 * kSecond);
   EXPECT_EQ(reconciler_->Reconcile().waiting, 1);
   EXPECT_EQ(Progress(), sm::ClaimProgress::kPrepared);
+}
+
+// A kubeconfig that points at another cluster answers 404 for every claim: that is no definite
+// answer for any of them, however long it lasts. One claim of one gone is still definite.
+TEST_F(ClaimReconcilerTest, A404ForEveryOneOfSeveralClaimsUnpreparesNone) {
+  api_.claims["vms/vm-b-gpus"] = Claim("u-2", GpusOfADisjointPair(), "vm-b-gpus");
+  ASSERT_EQ(preparer_->Prepare({"u-2", "vms", "vm-b-gpus"}).error, "");
+  const auto active = FmActive();
+  ASSERT_EQ(active.size(), 2u);
+  const Json b = api_.claims["vms/vm-b-gpus"];
+  api_.claims.clear();
+  for (int i = 0; i < 5; ++i) {
+    world_->Advance(60 * kSecond);
+    const auto r = reconciler_->Reconcile();
+    EXPECT_EQ(r.unreachable, 2);
+    EXPECT_EQ(r.unprepared, 0);
+  }
+  EXPECT_EQ(FmActive(), active);
+  EXPECT_EQ(Progress("u-1"), sm::ClaimProgress::kPrepared);
+  EXPECT_EQ(Progress("u-2"), sm::ClaimProgress::kPrepared);
+  // Only one of them gone: that one is, after the grace.
+  api_.claims["vms/vm-b-gpus"] = b;
+  EXPECT_EQ(reconciler_->Reconcile().waiting, 1);
+  world_->Advance(30 * kSecond);
+  EXPECT_EQ(reconciler_->Reconcile().unprepared, 1);
+  EXPECT_EQ(Progress("u-1"), sm::ClaimProgress::kUnknown);
+  EXPECT_EQ(Progress("u-2"), sm::ClaimProgress::kPrepared);
+}
+
+// FM refused kubelet's Unprepare once and kubelet never called again (its checkpoint lost, the
+// pod force-deleted): the claim is not left "unpreparing" with its files for ever.
+TEST_F(ClaimReconcilerTest, AnUnprepareThatFailedOnceAndWasNeverRetriedIsFinished) {
+  ASSERT_TRUE(world_->fm()
+                  .InjectFailure("fmDeactivateFabricPartition", -2 /* FM_ST_GENERIC_ERROR */, 1)
+                  .ok());
+  EXPECT_NE(preparer_->Unprepare("u-1"), "");
+  ASSERT_EQ(Progress(), sm::ClaimProgress::kDeactivating);
+  ASSERT_TRUE(std::filesystem::exists(CdiSpec("u-1")));
+  const auto r = reconciler_->FinishUnprepares();
+  EXPECT_EQ(r.unprepared, 1);
+  EXPECT_EQ(Progress(), sm::ClaimProgress::kUnknown);
+  EXPECT_FALSE(std::filesystem::exists(CdiSpec("u-1")));
+  EXPECT_TRUE(FmActive().empty());
+  EXPECT_EQ(reconciler_->FinishUnprepares().unprepared, 0);  // nothing left to finish
 }
 
 }  // namespace
