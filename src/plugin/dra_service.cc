@@ -47,6 +47,36 @@ class ApiRequestMetrics : public adapters::apiserver::ApiCallObserver {
 
 }  // namespace
 
+// Whether the API server answers at all, from every attempt of every call: an outage shows on
+// /readyz at its first unanswered attempt, not after a whole call's retries.
+class DraService::ApiReachability : public adapters::apiserver::ApiCallObserver {
+ public:
+  explicit ApiReachability(adapters::apiserver::ApiCallObserver* next) : next_(next) {}
+  void OnApiCall(adapters::apiserver::Verb verb, const std::string& resource, int code) override {
+    {
+      std::lock_guard lock(mu_);
+      if (code == 0) {
+        problem_ = std::string("no answer to ") + adapters::apiserver::VerbName(verb) + " " +
+                   resource + " within its timeout";
+      } else {
+        problem_.clear();
+      }
+    }
+    if (next_) next_->OnApiCall(verb, resource, code);
+  }
+  std::string problem() {
+    std::lock_guard lock(mu_);
+    return problem_;
+  }
+
+ private:
+  adapters::apiserver::ApiCallObserver* const next_;
+  std::mutex mu_;
+  std::string problem_;
+};
+
+namespace {}  // namespace
+
 Result<std::unique_ptr<DraService>> DraService::Create(ServeConfig config,
                                                        const std::string& version,
                                                        core::Clock clock) {
@@ -88,8 +118,9 @@ DraService::DraService(ServeConfig config, std::unique_ptr<ServeMetrics> metrics
   if (metrics_) {
     calls_.SetMetrics(metrics_.get());
     api_metrics_ = std::make_unique<ApiRequestMetrics>(*metrics_);
-    client_->SetObserver(api_metrics_.get());
   }
+  reachability_ = std::make_unique<ApiReachability>(api_metrics_.get());
+  client_->SetObserver(reachability_.get());
 }
 
 DraService::~DraService() {
@@ -157,17 +188,19 @@ void DraService::PublishIfDue() {
   auto result = publisher_.Publish(observed);
   if (!result.ok()) {
     const std::string problem = core::LogText(result.status().message(), 1024);
-    if (problem != ApiProblem()) {
+    if (problem != publish_problem_) {
       spdlog::warn("publishing the ResourceSlice: {} (retrying with backoff up to {} ms)", problem,
                    kMaxPublishBackoff.count());
     }
+    publish_problem_ = problem;
     SetApiProblem(problem);
     relist_ = true;  // a conflict or an outage: read the API server's slices afresh
     next_publish_try_ = now + publish_backoff_;
     publish_backoff_ = std::min(publish_backoff_ * 2, kMaxPublishBackoff);
     return;
   }
-  if (!ApiProblem().empty()) spdlog::info("the ResourceSlice is published again");
+  if (!publish_problem_.empty()) spdlog::info("the ResourceSlice is published again");
+  publish_problem_.clear();
   SetApiProblem("");
   published_once_ = true;
   published_version_ = version;
@@ -212,8 +245,11 @@ void DraService::SetApiProblem(std::string problem) {
 }
 
 std::string DraService::ApiProblem() {
-  std::lock_guard lock(api_mu_);
-  return api_problem_;
+  {
+    std::lock_guard lock(api_mu_);
+    if (!api_problem_.empty()) return api_problem_;
+  }
+  return reachability_->problem();
 }
 
 void DraService::RunApiJobs() {

@@ -79,6 +79,8 @@ class DraService {
   std::unique_ptr<adapters::apiserver::ListWatcher> slice_watch_;
   IdleCheckpointer checkpointer_;
   std::unique_ptr<adapters::apiserver::ApiCallObserver> api_metrics_;  // with metrics_
+  class ApiReachability;
+  std::unique_ptr<ApiReachability> reachability_;  // observes every call, then api_metrics_
 
   // Our slices as the watch last saw them (its thread writes, the loop reads).
   std::mutex watched_mu_;
@@ -93,6 +95,7 @@ class DraService {
   std::atomic<bool> published_once_{false};
   // The API thread's publishing state.
   std::uint64_t published_version_ = 0;  // the core's change counter at the last good pass
+  std::string publish_problem_;          // why the last pass failed, empty when it did not
   bool claims_unreachable_ = false;      // the last check of the claims had no definite answer
   bool left_out_logged_ = false;
   bool relist_ = true;  // list before the next pass (start, a conflict)
