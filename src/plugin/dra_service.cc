@@ -75,8 +75,6 @@ class DraService::ApiReachability : public adapters::apiserver::ApiCallObserver 
   std::string problem_;
 };
 
-namespace {}  // namespace
-
 Result<std::unique_ptr<DraService>> DraService::Create(ServeConfig config,
                                                        const std::string& version,
                                                        core::Clock clock) {
@@ -193,7 +191,8 @@ void DraService::PublishIfDue() {
                    kMaxPublishBackoff.count());
     }
     publish_problem_ = problem;
-    SetApiProblem(problem);
+    // A 409 is a race with another writer, answered by a relist: the API server is fine.
+    if (result.status().code() != ErrorCode::kAlreadyExists) SetApiProblem(problem);
     relist_ = true;  // a conflict or an outage: read the API server's slices afresh
     next_publish_try_ = now + publish_backoff_;
     publish_backoff_ = std::min(publish_backoff_ * 2, kMaxPublishBackoff);
