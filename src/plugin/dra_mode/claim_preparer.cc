@@ -77,6 +77,11 @@ Result<sm::PrepareClaim> ClaimPreparer::NewClaimCommand(const ClaimKey& claim,
       **answer,
       {claim.uid, settings_.driver, settings_.node, DeviceNamesOfNode(core_.inventory())});
   if (reading.problem != dra::ClaimProblem::kNone) return FailedPrecondition(reading.reason);
+  if (reading.namespace_name != claim.namespace_name || reading.name != claim.name) {
+    return FailedPrecondition(
+        "claim " + KeyText(claim) + ": the API server answered an object named \"" +
+        EscapeAndTruncate(reading.namespace_name + "/" + reading.name, 300) + "\"; refused");
+  }
   sm::PrepareClaim command;
   command.claim = RefOf(claim.uid, reading.namespace_name, reading.name);
   for (const auto& device : reading.devices) {

@@ -49,6 +49,10 @@ std::optional<ClaimReconciler::Verdict> ClaimReconciler::Judge(const sm::Claim& 
   const auto& settings = preparer_.settings();
   const dra::ClaimReading reading = dra::ReadClaim(
       **answer, {claim.uid, settings.driver, settings.node, DeviceNamesOfNode(core_.inventory())});
+  if (reading.namespace_name != claim.namespace_name || reading.name != claim.name) {
+    definite = false;  // an answer about another object says nothing about this claim
+    return std::nullopt;
+  }
   switch (reading.problem) {
     case dra::ClaimProblem::kUidDiffers:
       return Verdict{Reason::REASON_UID_CHANGED, reading.reason};

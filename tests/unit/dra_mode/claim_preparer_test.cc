@@ -85,6 +85,11 @@ TEST_F(ClaimPreparerTest, ClaimsThatCannotBePreparedHereAreRefusedBeforeAnyFmCal
   api_.claims["vms/three"] = Claim("u-4", {gpus[0], gpus[1], gpus[2]}, "three");
   const std::string three = preparer_->Prepare({"u-4", "vms", "three"}).error;
   EXPECT_NE(three, "");
+  // A body that names another claim than was asked for is not prepared under its own name.
+  api_.claims["vms/asked"] = Claim("u-6", gpus, "someone-else");
+  EXPECT_EQ(preparer_->Prepare({"u-6", "vms", "asked"}).error,
+            "claim vms/asked (uid u-6): the API server answered an object named "
+            "\"vms/someone-else\"; refused");
   api_.unreachable = true;
   EXPECT_EQ(preparer_->Prepare({"u-5", "vms", "x"}).error,
             "cannot read claim vms/x (uid u-5): connection refused");

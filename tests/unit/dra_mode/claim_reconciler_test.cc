@@ -171,6 +171,17 @@ TEST_F(ClaimReconcilerTest, A404ForEveryOneOfSeveralClaimsUnpreparesNone) {
   EXPECT_EQ(Progress("u-2"), sm::ClaimProgress::kPrepared);
 }
 
+// An answer about another object (a lying or broken server) says nothing about our claim.
+TEST_F(ClaimReconcilerTest, AnAnswerNamingAnotherClaimIsNoAnswer) {
+  api_.claims["vms/vm-a-gpus"]["metadata"]["name"] = "someone-else";
+  api_.claims["vms/vm-a-gpus"]["metadata"]["uid"] = "u-9";
+  for (int i = 0; i < 3; ++i) {
+    world_->Advance(60 * kSecond);
+    EXPECT_EQ(reconciler_->Reconcile().unreachable, 1);
+  }
+  EXPECT_EQ(Progress(), sm::ClaimProgress::kPrepared);
+}
+
 // FM refused kubelet's Unprepare once and kubelet never called again (its checkpoint lost, the
 // pod force-deleted): the claim is not left "unpreparing" with its files for ever.
 TEST_F(ClaimReconcilerTest, AnUnprepareThatFailedOnceAndWasNeverRetriedIsFinished) {
