@@ -127,6 +127,12 @@ std::chrono::milliseconds ApiClient::TimeoutOf(const CallDeadline& deadline) con
 }
 
 Result<ApiAnswer> ApiClient::Call(const ApiCall& call, CallDeadline deadline) {
+  // After Cancel (shutdown) nothing more is sent: a pass over many claims must not spend one
+  // timeout per claim on a server that does not answer.
+  if (cancel_.stopped()) {
+    return Unavailable("API server " + config_.server + ": " + Describe(call) +
+                       " not sent: the client is shutting down");
+  }
   for (int attempt = 1;; ++attempt) {
     if (deadline && std::chrono::steady_clock::now() >= *deadline) {
       return Unavailable(

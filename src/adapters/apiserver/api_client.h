@@ -89,7 +89,7 @@ class ApiClient {
                StopFlag* stop = nullptr);
 
   // Ends current and future watches and backoff sleeps promptly (shutdown); a Call in flight
-  // runs to its timeout but is not retried.
+  // runs to its timeout but is not retried, and a later Call is not sent.
   void Cancel();
   bool cancelled() const { return cancel_.stopped(); }
 
