@@ -93,8 +93,8 @@ std::vector<Json> SlicePublisher::Ours(const std::vector<Json>& seen, PublishRes
     ++result.foreign;
     if (foreign_logged_.insert(NameOf(slice)).second) {
       spdlog::warn(
-          "the API server returned ResourceSlice {} (driver {}, node {}, pool {}) that is not "
-          "ours: left alone (does the API server ignore fieldSelector?)",
+          "ResourceSlice {} (driver {}, node {}, pool {}) is not ours, yet the API server "
+          "returned it: left alone (does the API server ignore fieldSelector?)",
           EscapeAndTruncate(NameOf(slice), 253), EscapeAndTruncate(driver, 63),
           EscapeAndTruncate(node, 253), EscapeAndTruncate(pool, 253));
     }

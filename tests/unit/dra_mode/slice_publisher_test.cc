@@ -157,7 +157,7 @@ TEST_F(SlicePublisherTest, SlicesThatAreNotOursAreLeftAloneAndOursIsCreated) {
   EXPECT_EQ(api_.slices.at(ours)["spec"]["nodeName"], "node-a");
   // Warned once per foreign slice, not once per pass.
   Publish();
-  EXPECT_EQ(log.Count("warning", "that is not ours: left alone"), 3);
+  EXPECT_EQ(log.Count("warning", "is not ours, yet the API server returned it: left alone"), 3);
   EXPECT_EQ(log.Count("warning", "ResourceSlice ours-node-b (driver"), 1);
 }
 
