@@ -47,7 +47,9 @@ class ObjectStore {
   Answer GetSlice(const std::string& name) const;
   Answer CreateSlice(nlohmann::json slice);
   Answer UpdateSlice(const std::string& name, nlohmann::json slice);
-  Answer DeleteSlice(const std::string& name);
+  // `preconditions` (DeleteOptions'): a uid or resourceVersion that differs gives 409.
+  Answer DeleteSlice(const std::string& name,
+                     const nlohmann::json& preconditions = nlohmann::json::object());
   std::vector<nlohmann::json> Slices() const;
   int WipeSlices(const std::string& node);  // how many were deleted
   Status ModifySlice(const std::string& name, const std::function<void(nlohmann::json&)>& edit);

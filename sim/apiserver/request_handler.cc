@@ -46,9 +46,32 @@ std::optional<json> BodyJson(mg_connection* connection, Answer& refusal) {
   return parsed;
 }
 
+// A DELETE's DeleteOptions, if it sent any: null JSON for none.
+std::optional<json> DeleteOptionsJson(mg_connection* connection, Answer& refusal) {
+  auto body = ReadBody(connection, kMaxBodyBytes);
+  if (body.ok() && Trimmed(*body).empty()) return json();
+  if (!body.ok()) {
+    refusal = {413, StatusObject(413, body.status().message())};
+    return std::nullopt;
+  }
+  json parsed = json::parse(*body, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    refusal = {400, StatusObject(400, "the request body is not a DeleteOptions object")};
+    return std::nullopt;
+  }
+  return parsed;
+}
+
 Answer SliceAnswer(mg_connection* connection, ObjectStore& store, const Route& route) {
   if (route.verb == "get") return store.GetSlice(route.name);
-  if (route.verb == "delete") return store.DeleteSlice(route.name);
+  if (route.verb == "delete") {
+    Answer refusal;
+    auto options = DeleteOptionsJson(connection, refusal);
+    if (!options) return refusal;
+    return store.DeleteSlice(route.name, options->is_object()
+                                             ? options->value("preconditions", json::object())
+                                             : json::object());
+  }
   if (route.verb == "list") {
     const auto selector = FieldSelector::Parse(route.Query("fieldSelector"));
     if (!selector.ok()) return {400, StatusObject(400, selector.status().message())};

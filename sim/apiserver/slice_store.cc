@@ -131,10 +131,20 @@ Answer ObjectStore::UpdateSlice(const std::string& name, json slice) {
   return {200, slice};
 }
 
-Answer ObjectStore::DeleteSlice(const std::string& name) {
+Answer ObjectStore::DeleteSlice(const std::string& name, const json& preconditions) {
   std::lock_guard lock(mutex_);
   const auto it = slices_.find(name);
   if (it == slices_.end()) return {404, NotFoundStatus("resourceslices", name)};
+  // kube-apiserver's words for a precondition that does not hold.
+  for (const auto& [field, words] : {std::pair<std::string, std::string>{"uid", "UID"},
+                                     {"resourceVersion", "ResourceVersion"}}) {
+    const std::string wanted =
+        preconditions.is_object() ? StringAt(preconditions, ("/" + field).c_str()) : "";
+    const std::string actual = StringAt(it->second, ("/metadata/" + field).c_str());
+    if (wanted.empty() || wanted == actual) continue;
+    return Conflict(name, "Precondition failed: " + words + " in precondition: " + wanted + ", " +
+                              words + " in object meta: " + actual);
+  }
   json slice = std::move(it->second);
   slices_.erase(it);
   slice["metadata"]["resourceVersion"] = NextVersionLocked();

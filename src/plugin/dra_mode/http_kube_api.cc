@@ -105,8 +105,20 @@ Result<Json> HttpKubeApi::UpdateSlice(const Json& slice) {
                {}});
 }
 
-Status HttpKubeApi::DeleteSlice(const std::string& name) {
-  return Send({Verb::kDelete, "resourceslices", std::string(kSlicesPath) + "/" + name, {}, {}},
+Json DeletePreconditions(const std::string& uid, const std::string& resource_version) {
+  Json preconditions = Json::object();
+  if (!uid.empty()) preconditions["uid"] = uid;
+  if (!resource_version.empty()) preconditions["resourceVersion"] = resource_version;
+  return {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"preconditions", preconditions}};
+}
+
+Status HttpKubeApi::DeleteSlice(const std::string& name, const std::string& uid,
+                                const std::string& resource_version) {
+  return Send({Verb::kDelete,
+               "resourceslices",
+               std::string(kSlicesPath) + "/" + name,
+               DeletePreconditions(uid, resource_version).dump(),
+               {}},
               true)
       .status();
 }

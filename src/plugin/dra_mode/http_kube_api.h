@@ -20,7 +20,8 @@ class HttpKubeApi : public KubeApi {
   Result<SliceList> ListSlices(const std::string& node, const std::string& driver) override;
   Result<nlohmann::json> CreateSlice(const nlohmann::json& slice) override;
   Result<nlohmann::json> UpdateSlice(const nlohmann::json& slice) override;
-  Status DeleteSlice(const std::string& name) override;
+  Status DeleteSlice(const std::string& name, const std::string& uid,
+                     const std::string& resource_version) override;
 
  private:
   // The answer's JSON when its code is 2xx (or 404 with `not_found_ok`: then null JSON).
@@ -33,5 +34,7 @@ class HttpKubeApi : public KubeApi {
 // The collection path of ResourceSlices and the field selector of this node's and driver's.
 inline constexpr const char* kSlicesPath = "/apis/resource.k8s.io/v1/resourceslices";
 std::string SliceFieldSelector(const std::string& node, const std::string& driver);
+// The DELETE body: DeleteOptions whose preconditions name the object (empty fields left out).
+nlohmann::json DeletePreconditions(const std::string& uid, const std::string& resource_version);
 
 }  // namespace gfp::plugin::dra_mode

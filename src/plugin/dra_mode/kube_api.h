@@ -40,8 +40,12 @@ class KubeApi {
   // resourceVersion fails with kAlreadyExists (409 Conflict): relist and try again.
   virtual Result<nlohmann::json> CreateSlice(const nlohmann::json& slice) = 0;
   virtual Result<nlohmann::json> UpdateSlice(const nlohmann::json& slice) = 0;
+  // Deletes the slice only while it is the object listed: DeleteOptions' preconditions carry
+  // its uid (and resourceVersion when not empty), so one someone re-created (or changed) under
+  // the same name meanwhile is not deleted: that fails with kAlreadyExists (409 Conflict).
   // A slice already gone is fine.
-  virtual Status DeleteSlice(const std::string& name) = 0;
+  virtual Status DeleteSlice(const std::string& name, const std::string& uid,
+                             const std::string& resource_version) = 0;
 };
 
 }  // namespace gfp::plugin::dra_mode

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "adapters/host/pcie_root.h"
+#include "common/text_escape.h"
 #include "plugin/dra/json_fields.h"
 
 namespace gfp::plugin::dra_mode {
@@ -65,22 +66,91 @@ Result<PublishResult> SlicePublisher::Publish(const std::optional<std::vector<Js
   if (node_uid_.empty()) {
     GFP_ASSIGN_OR_RETURN(node_uid_, api_.GetNodeUid(settings_.node));
   }
-  std::vector<Json> ours;
-  if (observed) {
-    ours = *observed;
-  } else {
-    GFP_ASSIGN_OR_RETURN(SliceList listed, api_.ListSlices(settings_.node, settings_.driver));
-    ours = std::move(listed.items);
+  std::optional<std::vector<Json>> seen = observed;
+  for (int pass = 0;; ++pass) {
+    if (!seen) {
+      GFP_ASSIGN_OR_RETURN(SliceList listed, api_.ListSlices(settings_.node, settings_.driver));
+      seen = std::move(listed.items);
+    }
+    PublishResult result;
+    std::vector<Json> ours = Ours(*seen, result);
+    GFP_ASSIGN_OR_RETURN(result, Write(ours, DesiredDevices(), result));
+    if (!result.relist || pass > 0) return result;
+    seen.reset();  // a stale slice changed under us: see it as it is now, once
   }
-  return Write(ours, DesiredDevices());
 }
 
-Result<PublishResult> SlicePublisher::Write(const std::vector<Json>& ours, const Json& devices) {
+std::vector<Json> SlicePublisher::Ours(const std::vector<Json>& seen, PublishResult& result) {
+  std::vector<Json> ours;
+  for (const Json& slice : seen) {
+    const std::string node = dra::StringAt(slice, {"spec", "nodeName"});
+    const std::string driver = dra::StringAt(slice, {"spec", "driver"});
+    const std::string pool = dra::StringAt(slice, {"spec", "pool", "name"});
+    if (node == settings_.node && driver == settings_.driver && pool == settings_.node) {
+      ours.push_back(slice);
+      continue;
+    }
+    ++result.foreign;
+    if (foreign_logged_.insert(NameOf(slice)).second) {
+      spdlog::warn(
+          "ResourceSlice {} (driver {}, node {}, pool {}) is not ours, yet the API server "
+          "returned it: left alone (does the API server ignore fieldSelector?)",
+          EscapeAndTruncate(NameOf(slice), 253), EscapeAndTruncate(driver, 63),
+          EscapeAndTruncate(node, 253), EscapeAndTruncate(pool, 253));
+    }
+  }
+  return ours;
+}
+
+bool SlicePublisher::MayRewrite(bool needed, const std::string& sha, const std::string& name,
+                                PublishResult& result) {
+  const sm::Micros now = core_.Now();
+  if (!needed || written_sha_.empty() || sha != written_sha_) {
+    // Nothing to take back, or our own devices changed: that is written at once.
+    if (!needed && rewrites_.Quiet(now)) {
+      spdlog::info("ResourceSlice {} is no longer rewritten by another writer", name);
+    }
+    return true;
+  }
+  const RewriteBackoff::Decision decision = rewrites_.Interfered(now);
+  result.retry_after = decision.retry_after;
+  if (decision.episode_started) {
+    spdlog::warn(
+        "ResourceSlice {} is being rewritten by another writer (another plugin instance with "
+        "--node-name {}?): rewriting it back at most every {} ms, growing to {} s",
+        name, settings_.node, decision.retry_after.count(),
+        RewriteBackoff::kMaxHold.count() / 1000);
+  }
+  return decision.write;
+}
+
+Status SlicePublisher::DeleteStale(const std::vector<Json>& ours, const Json* keep,
+                                   PublishResult& result) {
+  for (const Json& slice : ours) {
+    if (&slice == keep) continue;
+    const Status deleted =
+        api_.DeleteSlice(NameOf(slice), dra::StringAt(slice, {"metadata", "uid"}),
+                         dra::StringAt(slice, {"metadata", "resourceVersion"}));
+    if (deleted.code() == ErrorCode::kAlreadyExists) {
+      spdlog::info("stale ResourceSlice {} changed since it was seen: not deleted, relisting",
+                   NameOf(slice));
+      result.relist = true;
+      continue;
+    }
+    GFP_RETURN_IF_ERROR(deleted);
+    spdlog::info("deleted stale ResourceSlice {}", NameOf(slice));
+    ++result.deleted;
+  }
+  return Status::Ok();
+}
+
+Result<PublishResult> SlicePublisher::Write(const std::vector<Json>& ours, const Json& devices,
+                                            PublishResult result) {
   const sm::ResourceSliceState journaled =
       core_.engine().Read([](const sm::State& s) { return s.resource_slice; });
   // Keep the slice the journal names, else the newest; every other one of ours is stale.
   const Json* keep = nullptr;
-  std::int64_t highest = journaled.generation;
+  std::int64_t highest = std::max(journaled.generation, written_generation_);
   for (const Json& slice : ours) {
     highest = std::max(highest, GenerationOf(slice));
     if (!keep || NameOf(slice) == journaled.name ||
@@ -88,16 +158,16 @@ Result<PublishResult> SlicePublisher::Write(const std::vector<Json>& ours, const
       keep = &slice;
     }
   }
-  PublishResult result;
-  for (const Json& slice : ours) {
-    if (&slice == keep) continue;
-    GFP_RETURN_IF_ERROR(api_.DeleteSlice(NameOf(slice)));
-    spdlog::info("deleted stale ResourceSlice {}", NameOf(slice));
-    ++result.deleted;
-  }
   const std::string sha = dra::DevicesSha256(devices);
+  const bool up_to_date = keep && UpToDate(*keep, sha, settings_);
+  const bool needed = !up_to_date || ours.size() > 1;
+  if (!MayRewrite(needed, sha, keep ? NameOf(*keep) : journaled.name, result)) {
+    result.generation = keep ? GenerationOf(*keep) : 0;
+    return result;  // held: another writer's turn lasts until the hold is over
+  }
+  GFP_RETURN_IF_ERROR(DeleteStale(ours, keep, result));
   Json written;
-  if (keep && UpToDate(*keep, sha, settings_)) {
+  if (up_to_date) {
     written = *keep;
   } else {
     Json slice =
@@ -111,22 +181,36 @@ Result<PublishResult> SlicePublisher::Write(const std::vector<Json>& ours, const
       GFP_ASSIGN_OR_RETURN(written, api_.CreateSlice(slice));
     }
     result.written = true;
+    written_generation_ = std::max(written_generation_, GenerationOf(written));
   }
+  written_sha_ = sha;  // the slice now says our devices, by our hand or as found
   result.generation = GenerationOf(written);
-  sm::ResourceSliceState published{NameOf(written), result.generation,
-                                   static_cast<std::uint32_t>(devices.size()), sha};
-  if (published != journaled) {
-    GFP_RETURN_IF_ERROR(core_.Exclusive([&](core::SagaRunner&, core::FabricSync&) {
-      return core_.engine()
-          .Execute(sm::RecordResourceSlicePublished{core_.Now(), published})
-          .status();
-    }));
-  }
+  const sm::ResourceSliceState published{NameOf(written), result.generation,
+                                         static_cast<std::uint32_t>(devices.size()), sha};
+  GFP_RETURN_IF_ERROR(Journal(published, journaled));
   if (result.written) {
     spdlog::info("published ResourceSlice {} generation {} with {} GPUs", published.name,
                  published.generation, published.device_count);
   }
   return result;
+}
+
+Status SlicePublisher::Journal(const sm::ResourceSliceState& published,
+                               const sm::ResourceSliceState& journaled) {
+  if (published == journaled) return Status::Ok();
+  const sm::Micros now = core_.Now();
+  const bool same_devices = published.name == journaled.name &&
+                            published.device_count == journaled.device_count &&
+                            published.devices_sha256 == journaled.devices_sha256;
+  // Only the generation moved (we took our slice back): a war of writers must not flood it.
+  if (same_devices && journaled_at_ && now - *journaled_at_ < kGenerationOnlyJournalEvery) {
+    return Status::Ok();
+  }
+  GFP_RETURN_IF_ERROR(core_.Exclusive([&](core::SagaRunner&, core::FabricSync&) {
+    return core_.engine().Execute(sm::RecordResourceSlicePublished{now, published}).status();
+  }));
+  journaled_at_ = now;
+  return Status::Ok();
 }
 
 }  // namespace gfp::plugin::dra_mode

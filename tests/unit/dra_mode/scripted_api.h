@@ -1,10 +1,14 @@
 // An API server behind the KubeApi seam, for the unit tests of DRA mode's jobs: claims and slices
-// in maps, a resourceVersion per object, 409 on a stale update, and switches for an unreachable
-// server. The HTTPS path (HttpKubeApi against the fake API server) has its own tests.
+// in maps, a resourceVersion and uid per object, 409 on a stale update or a delete whose
+// preconditions fail, and switches for an unreachable server. ListSlices ignores the field
+// selector (as a careless server would): every slice in the map comes back. The HTTPS path
+// (HttpKubeApi against the fake API server) has its own tests.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "plugin/dra_mode/kube_api.h"
 
@@ -17,7 +21,9 @@ class ScriptedApi : public KubeApi {
   std::map<std::string, Json> slices;  // name -> object
   bool unreachable = false;
   int claim_gets = 0;
-  int slice_writes = 0;  // creates, updates and deletes
+  int slice_writes = 0;              // creates, updates and deletes
+  std::vector<std::string> deleted;  // names, in order
+  int slice_lists = 0;
 
   Result<std::optional<Json>> GetClaim(const std::string& ns, const std::string& name,
                                        ApiDeadline) override {
@@ -32,6 +38,7 @@ class ScriptedApi : public KubeApi {
     return std::string("node-uid");
   }
   Result<SliceList> ListSlices(const std::string&, const std::string&) override {
+    ++slice_lists;
     if (unreachable) return Unavailable("connection refused");
     SliceList list{std::to_string(version_), {}};
     for (const auto& [name, slice] : slices) list.items.push_back(slice);
@@ -46,6 +53,7 @@ class ScriptedApi : public KubeApi {
     created["metadata"].erase("generateName");
     created["metadata"]["name"] = name;
     created["metadata"]["resourceVersion"] = std::to_string(++version_);
+    created["metadata"]["uid"] = "slice-uid-" + std::to_string(names_);
     slices[name] = created;
     return created;
   }
@@ -63,10 +71,19 @@ class ScriptedApi : public KubeApi {
     it->second = updated;
     return updated;
   }
-  Status DeleteSlice(const std::string& name) override {
+  Status DeleteSlice(const std::string& name, const std::string& uid,
+                     const std::string& resource_version) override {
     if (unreachable) return Unavailable("connection refused");
     ++slice_writes;
-    slices.erase(name);
+    auto it = slices.find(name);
+    if (it == slices.end()) return Status::Ok();
+    const Json& meta = it->second["metadata"];
+    if ((!uid.empty() && meta.value("uid", "") != uid) ||
+        (!resource_version.empty() && meta.value("resourceVersion", "") != resource_version)) {
+      return Status(ErrorCode::kAlreadyExists, "409 Conflict: precondition failed on " + name);
+    }
+    deleted.push_back(name);
+    slices.erase(it);
     return Status::Ok();
   }
   // Someone else writes the slice: its resourceVersion moves on.
