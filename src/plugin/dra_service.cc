@@ -175,7 +175,9 @@ void DraService::PublishIfDue() {
     if (!relist_) observed = watched_;
   }
   const auto now = Steady::now();
-  const bool due = !published_once_ || relist_ || watch_changed || version != published_version_;
+  // Another writer's edits (the watch) wait out the publisher's hold; our own changes do not.
+  const bool ours_due = !published_once_ || relist_ || version != published_version_;
+  const bool due = ours_due || (watch_changed && now >= hold_watch_until_);
   if (!due || now < next_publish_try_) {
     if (watch_changed) {
       std::lock_guard lock(watched_mu_);
@@ -203,7 +205,8 @@ void DraService::PublishIfDue() {
   SetApiProblem("");
   published_once_ = true;
   published_version_ = version;
-  relist_ = false;
+  relist_ = result->relist;
+  hold_watch_until_ = now + result->retry_after;
   publish_backoff_ = std::chrono::milliseconds(250);
 }
 

@@ -100,6 +100,9 @@ class DraService {
   bool left_out_logged_ = false;
   bool relist_ = true;  // list before the next pass (start, a conflict)
   std::chrono::steady_clock::time_point next_publish_try_{};
+  // Until then a change seen only by the watch (someone else's edit) is not written back:
+  // the publisher's backoff from another writer (PublishResult::retry_after).
+  std::chrono::steady_clock::time_point hold_watch_until_{};
   std::chrono::milliseconds publish_backoff_{250};
 };
 
