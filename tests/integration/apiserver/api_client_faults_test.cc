@@ -138,8 +138,7 @@ TEST_F(ApiClientFaultTest, ACallAfterCancelIsNotSent) {
   auto got = client->Call(get_);
   EXPECT_LT(Clock::now() - start, milliseconds(100));
   ASSERT_FALSE(got.ok());
-  EXPECT_NE(got.status().message().find("not sent: the client is shutting down"),
-            std::string::npos)
+  EXPECT_NE(got.status().message().find("not sent: the client is shutting down"), std::string::npos)
       << got.status().message();
   EXPECT_EQ(server_->CallCount("get", "nodes"), 0);
 }
