@@ -8,7 +8,6 @@
 #include "plugin/build_core.h"
 #include "plugin/core/log_text.h"
 #include "plugin/dra/claim_file_staging.h"
-#include "plugin/dra/json_fields.h"
 #include "statemachine/offered_partitions.h"
 
 namespace gfp::plugin {
@@ -146,13 +145,11 @@ void DraService::StartSliceWatch() {
   options.field_selector = dra_mode::SliceFieldSelector(config_.node_name, config_.dra_driver_name);
   slice_watch_ = std::make_unique<adapters::apiserver::ListWatcher>(
       *client_, options, [this](const adapters::apiserver::ObjectsByName& objects) {
-        // Only ours are kept (a server may ignore the field selector), and only they copied.
+        // Only ours are copied: a server that ignores the field selector sends every node's
+        // (the publisher names such slices when it lists).
         std::vector<nlohmann::json> slices;
         for (const auto& [name, slice] : objects) {
-          if (dra::StringAt(slice, {"spec", "nodeName"}) == config_.node_name &&
-              dra::StringAt(slice, {"spec", "driver"}) == config_.dra_driver_name) {
-            slices.push_back(slice);
-          }
+          if (dra_mode::IsOurSlice(slice, publisher_.settings())) slices.push_back(slice);
         }
         {
           std::lock_guard lock(watched_mu_);

@@ -34,61 +34,51 @@ ClaimReconciler::ClaimReconciler(core::PluginCore& core, KubeApi& api, ClaimPrep
                                  std::chrono::milliseconds grace)
     : core_(core), api_(api), preparer_(preparer), grace_(grace) {}
 
-std::optional<ClaimReconciler::Verdict> ClaimReconciler::Judge(const sm::Claim& claim,
-                                                               const std::vector<sm::Bdf>& devices,
-                                                               bool& definite) {
+ClaimReconciler::Judgement ClaimReconciler::Judge(const sm::Claim& claim,
+                                                  const std::vector<sm::Bdf>& devices) {
   using Reason = events::ClaimUnprepareRequested;
-  definite = false;
   auto answer = api_.GetClaim(claim.namespace_name, claim.name, std::nullopt);
-  if (!answer.ok()) return std::nullopt;
-  definite = true;
+  if (!answer.ok()) return {};
   if (!answer->has_value()) {
-    return Verdict{Reason::REASON_CLAIM_GONE,
-                   "the API server has no claim " + claim.namespace_name + "/" + claim.name};
+    return {true, Verdict{Reason::REASON_CLAIM_GONE, "the API server has no claim " +
+                                                         claim.namespace_name + "/" + claim.name}};
   }
   const auto& settings = preparer_.settings();
   const dra::ClaimReading reading = dra::ReadClaim(
       **answer, {claim.uid, settings.driver, settings.node, DeviceNamesOfNode(core_.inventory())});
-  if (reading.namespace_name != claim.namespace_name || reading.name != claim.name) {
-    definite = false;  // an answer about another object says nothing about this claim
-    return std::nullopt;
-  }
+  // An answer about another object, or one we cannot read, says nothing about this claim.
+  if (reading.namespace_name != claim.namespace_name || reading.name != claim.name) return {};
   switch (reading.problem) {
     case dra::ClaimProblem::kUidDiffers:
-      return Verdict{Reason::REASON_UID_CHANGED, reading.reason};
+      return {true, Verdict{Reason::REASON_UID_CHANGED, reading.reason}};
     case dra::ClaimProblem::kNotAllocated:
     case dra::ClaimProblem::kOtherDevices:
-      return Verdict{Reason::REASON_NOT_ALLOCATED_HERE, reading.reason};
+      return {true, Verdict{Reason::REASON_NOT_ALLOCATED_HERE, reading.reason}};
     case dra::ClaimProblem::kMalformed:
-      definite = false;  // an answer we cannot read says nothing about the claim
-      return std::nullopt;
+      return {};
     case dra::ClaimProblem::kNone:
       break;
   }
   std::vector<sm::Bdf> now;
   for (const auto& d : reading.devices) now.push_back(d.bdf);
   if (now != devices) {
-    return Verdict{Reason::REASON_NOT_ALLOCATED_HERE,
-                   "claim " + claim.namespace_name + "/" + claim.name +
-                       " is now allocated other GPUs than it was prepared with"};
+    return {true, Verdict{Reason::REASON_NOT_ALLOCATED_HERE,
+                          "claim " + claim.namespace_name + "/" + claim.name +
+                              " is now allocated other GPUs than it was prepared with"}};
   }
-  return std::nullopt;
+  return {true, std::nullopt};
 }
 
 ClaimReconcileResult ClaimReconciler::Reconcile() {
   ClaimReconcileResult result;
   const std::vector<HeldClaim> held_claims = GrantedClaims(core_);
-  std::vector<std::optional<Verdict>> verdicts;
+  std::vector<Judgement> judgements;
   int gone = 0;
   for (const HeldClaim& held : held_claims) {
     ++result.checked;
-    bool definite = false;
-    verdicts.push_back(Judge(held.claim, held.devices, definite));
-    if (!definite) {
-      ++result.unreachable;
-      verdicts.back() = Unanswered();
-    } else if (verdicts.back() &&
-               verdicts.back()->reason == events::ClaimUnprepareRequested::REASON_CLAIM_GONE) {
+    const Judgement& j = judgements.emplace_back(Judge(held.claim, held.devices));
+    if (!j.definite) ++result.unreachable;
+    if (j.verdict && j.verdict->reason == events::ClaimUnprepareRequested::REASON_CLAIM_GONE) {
       ++gone;
     }
   }
@@ -100,41 +90,38 @@ ClaimReconcileResult ClaimReconciler::Reconcile() {
         "a server without its data, not for {} deleted claims: nothing is unprepared",
         gone, gone);
     result.unreachable = result.checked;
-    for (auto& verdict : verdicts) verdict = Unanswered();
+    for (Judgement& j : judgements) j = {};
   }
   std::map<std::string, sm::Micros> still_bad;
   for (std::size_t i = 0; i < held_claims.size(); ++i) {
-    Act(held_claims[i].claim, verdicts[i], still_bad, result);
+    Act(held_claims[i].claim, judgements[i], still_bad, result);
   }
   bad_since_ = std::move(still_bad);
   return result;
 }
 
-ClaimReconciler::Verdict ClaimReconciler::Unanswered() {
-  return Verdict{events::ClaimUnprepareRequested::REASON_UNSPECIFIED, {}};
-}
-
-void ClaimReconciler::Act(const sm::Claim& claim, const std::optional<Verdict>& verdict,
+void ClaimReconciler::Act(const sm::Claim& claim, const Judgement& judgement,
                           std::map<std::string, sm::Micros>& still_bad,
                           ClaimReconcileResult& result) {
-  if (verdict && verdict->reason == events::ClaimUnprepareRequested::REASON_UNSPECIFIED) {
+  if (!judgement.definite) {
     // No definite answer keeps the clock as it was.
     if (auto it = bad_since_.find(claim.uid); it != bad_since_.end()) still_bad.insert(*it);
     return;
   }
-  if (!verdict) return;
+  if (!judgement.verdict) return;
+  const Verdict& verdict = *judgement.verdict;
   const sm::Micros grace = std::chrono::duration_cast<std::chrono::microseconds>(grace_).count();
   const sm::Micros now = core_.Now();
   const sm::Micros since = bad_since_.count(claim.uid) ? bad_since_[claim.uid] : now;
   if (now - since < grace) {
-    if (since == now) spdlog::info("{}; unpreparing it after the release grace", verdict->detail);
+    if (since == now) spdlog::info("{}; unpreparing it after the release grace", verdict.detail);
     still_bad[claim.uid] = since;
     ++result.waiting;
     return;
   }
-  const std::string error = preparer_.Unprepare(claim.uid, verdict->reason, verdict->detail);
+  const std::string error = preparer_.Unprepare(claim.uid, verdict.reason, verdict.detail);
   if (error.empty()) {
-    spdlog::info("unprepared claim {}: {}", sm::ClaimText(claim), verdict->detail);
+    spdlog::info("unprepared claim {}: {}", sm::ClaimText(claim), verdict.detail);
     ++result.unprepared;
   } else {
     spdlog::warn("cannot unprepare claim {}: {}", sm::ClaimText(claim), error);
@@ -153,16 +140,24 @@ ClaimReconcileResult ClaimReconciler::FinishUnprepares() {
     for (const auto& [uid, c] : s.unpreparing_claims) uids.push_back(uid);
     return uids;
   });
+  std::map<std::string, std::string> still_failing;
   for (const std::string& uid : unfinished) {
     const std::string error = preparer_.Unprepare(uid);
     if (error.empty()) {
       spdlog::info("finished the unprepare of claim uid {}", uid);
       ++result.unprepared;
-    } else {
-      spdlog::warn("cannot finish the unprepare of claim uid {}: {}", uid, error);
-      ++result.failed;
+      continue;
     }
+    ++result.failed;
+    // Said once per claim and reason: FM down would otherwise repeat it every pass.
+    auto last = unfinished_errors_.find(uid);
+    if (last == unfinished_errors_.end() || last->second != error) {
+      spdlog::warn("cannot finish the unprepare of claim uid {}: {} (retried every pass)", uid,
+                   error);
+    }
+    still_failing[uid] = error;
   }
+  unfinished_errors_ = std::move(still_failing);
   return result;
 }
 

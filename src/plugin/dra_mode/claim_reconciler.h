@@ -44,14 +44,15 @@ class ClaimReconciler {
     events::ClaimUnprepareRequested::Reason reason;
     std::string detail;
   };
-  // Why the claim is no longer this node's to keep prepared; std::nullopt while it is, or
-  // when the API server gave no definite answer (`definite` false).
-  std::optional<Verdict> Judge(const sm::Claim& claim, const std::vector<sm::Bdf>& devices,
-                               bool& definite);
-  // The verdict that stands for "no definite answer" (reason REASON_UNSPECIFIED).
-  static Verdict Unanswered();
+  // What one GET says: no definite answer, or definite with why the claim is no longer this
+  // node's to keep prepared (no verdict while it still is).
+  struct Judgement {
+    bool definite = false;
+    std::optional<Verdict> verdict;
+  };
+  Judgement Judge(const sm::Claim& claim, const std::vector<sm::Bdf>& devices);
   // Unprepares a claim whose verdict has stood for the grace; keeps its clock in `still_bad`.
-  void Act(const sm::Claim& claim, const std::optional<Verdict>& verdict,
+  void Act(const sm::Claim& claim, const Judgement& judgement,
            std::map<std::string, sm::Micros>& still_bad, ClaimReconcileResult& result);
 
   core::PluginCore& core_;
@@ -59,6 +60,8 @@ class ClaimReconciler {
   ClaimPreparer& preparer_;
   const std::chrono::milliseconds grace_;
   std::map<std::string, sm::Micros> bad_since_;  // claim uid -> first seen gone or changed
+  // FinishUnprepares' own (the serve loop's): claim uid -> the last error it logged.
+  std::map<std::string, std::string> unfinished_errors_;
 };
 
 }  // namespace gfp::plugin::dra_mode

@@ -80,17 +80,23 @@ Result<PublishResult> SlicePublisher::Publish(const std::optional<std::vector<Js
   }
 }
 
+bool IsOurSlice(const Json& slice, const DraSettings& settings) {
+  return dra::StringAt(slice, {"spec", "nodeName"}) == settings.node &&
+         dra::StringAt(slice, {"spec", "driver"}) == settings.driver &&
+         dra::StringAt(slice, {"spec", "pool", "name"}) == settings.node;
+}
+
 std::vector<Json> SlicePublisher::Ours(const std::vector<Json>& seen, PublishResult& result) {
   std::vector<Json> ours;
   for (const Json& slice : seen) {
-    const std::string node = dra::StringAt(slice, {"spec", "nodeName"});
-    const std::string driver = dra::StringAt(slice, {"spec", "driver"});
-    const std::string pool = dra::StringAt(slice, {"spec", "pool", "name"});
-    if (node == settings_.node && driver == settings_.driver && pool == settings_.node) {
+    if (IsOurSlice(slice, settings_)) {
       ours.push_back(slice);
       continue;
     }
     ++result.foreign;
+    const std::string node = dra::StringAt(slice, {"spec", "nodeName"});
+    const std::string driver = dra::StringAt(slice, {"spec", "driver"});
+    const std::string pool = dra::StringAt(slice, {"spec", "pool", "name"});
     if (foreign_logged_.insert(NameOf(slice)).second) {
       spdlog::warn(
           "ResourceSlice {} (driver {}, node {}, pool {}) is not ours, yet the API server "

@@ -31,6 +31,10 @@ namespace gfp::plugin::dra_mode {
 std::map<std::string, dra::HostGpuFacts> SliceHostFacts(const core::NodeInventory& inventory,
                                                         const std::filesystem::path& sysfs_root);
 
+// Whether `slice` is this node's, of this driver, in this node's pool (the pool is named after
+// the node): the only slices the plugin reads as its own or ever writes.
+bool IsOurSlice(const nlohmann::json& slice, const DraSettings& settings);
+
 // What one pass did, for logs, metrics and tests.
 struct PublishResult {
   bool written = false;  // created or updated the slice
@@ -61,6 +65,7 @@ class SlicePublisher {
 
   // The slice the facts give now: for tests and the demo.
   nlohmann::json DesiredDevices() const;
+  const DraSettings& settings() const { return settings_; }
 
  private:
   // The slices of `seen` that are ours (node, driver, pool); the others are counted and
