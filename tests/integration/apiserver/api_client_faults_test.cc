@@ -68,6 +68,32 @@ TEST_F(ApiClientFaultTest, ASlowAnswerTimesOut) {
       << got.status().message();
 }
 
+// kubelet's NodePrepareResources bounds the whole call: every attempt and the waits between them
+// end by the deadline, though the timeout and the attempts would allow ten times as long.
+TEST_F(ApiClientFaultTest, ADeadlineBoundsTheCallRetriesIncluded) {
+  server_->AddFault({"get", "nodes", FaultKind::kDelay, 0, milliseconds(5000), -1});
+  ApiClientOptions options;
+  options.timeout = milliseconds(2000);
+  options.attempts = 4;
+  options.backoff_base = milliseconds(50);
+  options.backoff_cap = milliseconds(50);
+  auto client = Client(Config(), options);
+  const auto start = Clock::now();
+  auto got = client->Call(get_, start + milliseconds(700));
+  const auto took = Clock::now() - start;
+  EXPECT_LT(took, milliseconds(1500));
+  EXPECT_GE(took, milliseconds(650));
+  ASSERT_FALSE(got.ok());
+  // A deadline already passed sends nothing at all.
+  const int sent = server_->CallCount("get", "nodes");
+  auto late = client->Call(get_, Clock::now() - milliseconds(1));
+  ASSERT_FALSE(late.ok());
+  EXPECT_NE(late.status().message().find("not sent: its caller's deadline passed"),
+            std::string::npos)
+      << late.status().message();
+  EXPECT_EQ(server_->CallCount("get", "nodes"), sent);
+}
+
 TEST_F(ApiClientFaultTest, ASlowLorisAnswerIsBoundedByTheTimeout) {
   server_->AddFault({"get", "nodes", FaultKind::kSlowLoris, 0, milliseconds(0), 1});
   ApiClientOptions options = FastOptions();
