@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <thread>
 
 #include "integration/plugin/metrics_http.h"
 #include "tests/integration/dra/dra_world.h"
@@ -27,12 +26,33 @@ class DraFaultsTest : public testing::DraWorldTest {
     ::unsetenv("GPU_FABRIC_METRICS_ADDRESS");
     const std::string marker = "metrics endpoint listening on 127.0.0.1:";
     const Status logged = simworld::ProcessWorld::Eventually([&]() -> Status {
-      const auto at = Log().find(marker);
+      const std::string log = Log();
+      const auto at = log.rfind(marker);  // this serve's, after any earlier one's
       if (at == std::string::npos) return Unavailable("no metrics port logged");
-      port_ = std::stoi(Log().substr(at + marker.size()));
+      port_ = std::stoi(log.substr(at + marker.size()));
       return Status::Ok();
     });
     ASSERT_TRUE(logged.ok()) << Log();
+  }
+
+  // Reconcile passes the serve loop finished (gpu_fabric_reconcile_seconds_count).
+  int ReconcilePasses() {
+    const auto count = testing::SampleValue(testing::HttpGet(port_, "/metrics").body,
+                                            "gpu_fabric_reconcile_seconds_count");
+    return count ? static_cast<int>(*count) : -1;
+  }
+
+  // Waits for `passes` more reconcile passes: a check that something did NOT happen waits for
+  // the loop to turn, not for a sleep a slow machine may not fill.
+  Status WaitForPasses(int passes, std::chrono::milliseconds timeout = 30s) {
+    const int start = ReconcilePasses();
+    return simworld::ProcessWorld::Eventually(
+        [&]() -> Status {
+          if (!Alive()) return Internal("serve exited");
+          return ReconcilePasses() >= start + passes ? Status::Ok()
+                                                     : Unavailable("the loop did not turn");
+        },
+        timeout);
   }
 
   // The one claim's Prepare error ("" when prepared) and how long the call took.
@@ -59,12 +79,12 @@ TEST_F(DraFaultsTest, AnApiServerThatNeverAnswersLeavesTheLocalWorkGoing) {
   world_->api().AddFault({"*", "*", apisim::FaultKind::kDelay, 200, 60s, -1});
   world_->api().CloseWatches();
   world_->api().WipeSlices("node-a");  // a publish is due, and its calls hang
-  // Well past 3 reconcile intervals (600 ms), the limit /healthz allows the serve loop.
-  for (int i = 0; i < 8; ++i) {
-    std::this_thread::sleep_for(500ms);
-    const auto health = testing::HttpGet(port_, "/healthz");
-    ASSERT_EQ(health.status, 200) << health.body << Log();
-  }
+  // The serve loop goes on turning while the API thread waits: 15 passes are 3 s, well past 3
+  // reconcile intervals (600 ms), the limit /healthz allows the loop.
+  const Status turning = WaitForPasses(15);
+  ASSERT_TRUE(turning.ok()) << turning.message() << "\n" << Log();
+  const auto health = testing::HttpGet(port_, "/healthz");
+  ASSERT_EQ(health.status, 200) << health.body << Log();
   // Not ready once an attempt went unanswered for its timeout (10 s), alive all along.
   testing::HttpReply ready;
   const Status named = simworld::ProcessWorld::Eventually(
@@ -93,7 +113,7 @@ TEST_F(DraFaultsTest, AnApiServerThatNeverAnswersLeavesTheLocalWorkGoing) {
 // Restoring a backup, or starting with a new journal: the journal does not know the claims
 // whose VMs run, and FM's partitions are theirs. None is released as ownerless, however long.
 TEST_F(DraFaultsTest, ANewJournalReleasesNoPartitionOfARunningVm) {
-  StartAndWait();
+  StartWithMetrics();
   const Json a = Store(Allocate("vm-a", 4));
   ASSERT_EQ(TimedPrepare(Ref(a)).first, "") << Log();
   ASSERT_EQ(ActiveInFm(), 1u);
@@ -101,10 +121,10 @@ TEST_F(DraFaultsTest, ANewJournalReleasesNoPartitionOfARunningVm) {
   for (const char* suffix : {"", "-wal", "-shm"}) {
     fs::remove(world_->journal_path().string() + suffix);
   }
-  ASSERT_TRUE(world_->StartPlugin().ok());
-  // The release grace is 600 ms and the reconcile interval 200 ms: 3 s is many passes.
-  std::this_thread::sleep_for(3s);
-  EXPECT_TRUE(Alive()) << Log();
+  StartWithMetrics();
+  // The release grace is 600 ms and the reconcile interval 200 ms: 15 passes are 3 s.
+  const Status passed = WaitForPasses(15);
+  ASSERT_TRUE(passed.ok()) << passed.message() << "\n" << Log();
   EXPECT_EQ(ActiveInFm(), 1u) << "a running VM's partition was released\n" << Log();
 }
 
