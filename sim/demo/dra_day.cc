@@ -115,8 +115,7 @@ Result<sm::PartitionId> DraVms::JournaledPartition(const std::string& uid, bool 
 std::vector<std::filesystem::path> DraVms::Files(const VmClaim& c) const {
   const std::string driver = w_.setup().dra_driver;
   return {w_.setup().cdi_dir() / (driver + "_" + c.uid() + ".json"),
-          w_.setup().kubelet_plugins_dir() / driver / "dra-device-metadata" /
-              (std::string(kNamespace) + "_" + c.claim["metadata"]["name"].get<std::string>())};
+          w_.setup().kubelet_plugins_dir() / driver / "dra-device-metadata" / c.uid()};
 }
 
 Status DraVms::Admit(const std::string& vm, std::size_t gpus) {

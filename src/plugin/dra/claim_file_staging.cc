@@ -99,6 +99,9 @@ fs::path ClaimStagingDir(const ClaimFileDirs& dirs) { return dirs.plugin_dir / "
 Result<std::unique_ptr<StagedClaimFiles>> StagedClaimFiles::Stage(const ClaimFileDirs& dirs,
                                                                   PreparedClaim claim,
                                                                   InodeReserve* reserve) {
+  if (std::string problem = ClaimUidProblem(claim); !problem.empty()) {
+    return InvalidArgument("cannot stage the files of " + problem);
+  }
   std::unique_ptr<StagedClaimFiles> staged(new StagedClaimFiles(dirs, std::move(claim)));
   const std::vector<ClaimFile> files = ClaimFiles(staged->claim_, dirs);
   GFP_RETURN_IF_ERROR(staged->StageMetadata(files, reserve));

@@ -4,7 +4,7 @@
 // CDI spec remain once the claim is granted. Nothing staged can be seen before Publish:
 //   - each CDI spec is an unnamed file in the CDI folder (adapters::host::UnnamedFile), gone
 //     with its descriptor unless linked;
-//   - the claim's metadata folder (<plugin-dir>/dra-device-metadata/<ns>_<claim>, its request
+//   - the claim's metadata folder (<plugin-dir>/dra-device-metadata/<claimUID>, its request
 //     folders and their metadata.json) is built whole in the plugin's private folder
 //     <plugin-dir>/.claim-staging and renamed into place in one step. A process that dies before
 //     Publish leaves its half-built folder there; the next start empties it (ClearClaimStaging).

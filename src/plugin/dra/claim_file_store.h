@@ -1,6 +1,9 @@
 // A prepared claim's files (claim_files.h) on the host: written atomically, checked, removed.
-// Every file must lie below the CDI folder or the plugin folder, and no folder between such a
-// base and a file may be a symlink (a planted link must not redirect what the plugin writes).
+// Every file must lie where claim_files.h lays them out (a CDI spec directly in the CDI folder,
+// a claim's metadata folder and its requests' metadata.json below the plugin folder, no part of
+// the path empty, "." or ".."; else InvalidArgument before anything is written or removed), and
+// no folder between such a base and a file may be a symlink (a planted link must not redirect
+// what the plugin writes).
 #pragma once
 
 #include <filesystem>
@@ -28,5 +31,13 @@ bool ClaimFilesPresent(const std::vector<ClaimFile>& files);
 
 // Removes the paths (files, and folders with what is in them); a path already gone is fine.
 Status RemoveClaimFiles(const ClaimFileDirs& dirs, const std::vector<std::filesystem::path>& paths);
+
+// Unprepare: removes the claim's files (ClaimPaths), and what the plugin's earlier versions left
+// of this uid at OldLayoutMetadataDir: each request folder whose metadata.json names the claim's
+// uid (metadata.uid), then that folder if nothing else is in it. A request folder of another
+// uid, or whose metadata.json is missing or unreadable, stays (docs/dra.md). InvalidArgument,
+// with nothing removed, when ClaimUidProblem names one; a path a request name would put
+// elsewhere is left out.
+Status RemoveClaimFilesOf(const ClaimFileDirs& dirs, const PreparedClaim& claim);
 
 }  // namespace gfp::plugin::dra

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "common/k8s_names.h"
+#include "common/text_escape.h"
 #include "plugin/dra/resource_slice.h"
 
 namespace gfp::plugin::dra {
@@ -90,7 +92,22 @@ std::string MetadataSpec(const PreparedClaim& c, const ClaimFileDirs& dirs,
 }  // namespace
 
 std::filesystem::path ClaimMetadataDir(const PreparedClaim& claim, const ClaimFileDirs& dirs) {
-  return dirs.plugin_dir / "dra-device-metadata" / (claim.namespace_name + "_" + claim.name);
+  return dirs.plugin_dir / kMetadataFolderName / claim.uid;
+}
+
+std::filesystem::path OldLayoutMetadataDir(const PreparedClaim& claim, const ClaimFileDirs& dirs) {
+  const auto plain = [](const std::string& part) {
+    return !part.empty() && part.find('/') == std::string::npos;
+  };
+  if (!plain(claim.namespace_name) || !plain(claim.name)) return {};
+  return dirs.plugin_dir / kMetadataFolderName / (claim.namespace_name + "_" + claim.name);
+}
+
+std::string ClaimUidProblem(const PreparedClaim& claim) {
+  std::string problem = UidProblem(claim.uid);
+  if (problem.empty()) return "";
+  return "claim uid '" + EscapeAndTruncate(claim.uid, 80) + "' " + problem +
+         " (its files are named by it)";
 }
 
 std::vector<ClaimFile> ClaimFiles(const PreparedClaim& claim, const ClaimFileDirs& dirs) {

@@ -136,7 +136,7 @@ void DraCrashRun::CheckFiles() {
        std::filesystem::directory_iterator(plugin_dir / "dra-device-metadata", ec)) {
     const std::string folder = entry.path().filename().string();
     bool ours = false;
-    for (const auto& [uid, held] : held_) ours = ours || folder == "vms_" + held.ref.name;
+    for (const auto& [uid, held] : held_) ours = ours || folder == uid;
     EXPECT_TRUE(ours) << "metadata folder " << folder << " belongs to no prepared claim"
                       << SeeLog();
   }

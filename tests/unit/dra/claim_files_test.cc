@@ -1,6 +1,7 @@
 // A prepared claim's files (SPEC §11): the CDI spec of its GPUs, and per request the device
 // metadata KubeVirt 1.9 reads with the CDI spec that mounts it. The expected metadata and mount are
-// the hand-written example of reference/dra/kubevirt-dra-metadata.md §6; the CDI specs are checked
+// the hand-written example of reference/dra/kubevirt-dra-metadata.md §6 (but for the host path,
+// keyed by the claim's uid here, by <ns>_<claim> upstream); the CDI specs are checked
 // against the vendored CDI schema; KubeVirt's reading rules (§2-§4) are checked by a reader
 // written here from that document.
 #include "plugin/dra/claim_files.h"
@@ -53,7 +54,7 @@ TEST(ClaimFiles, TheMetadataAndItsMountAreTheReferenceExample) {
   ASSERT_EQ(files.size(), 5u);
   const auto& metadata = FileAt(files,
                                 "/var/lib/kubelet/plugins/gpu-fabric-plugin.io/dra-device-metadata/"
-                                "default_virt-launcher-vm1-x7k2p-gpus-4q8zt/gpu0/metadata.json");
+                                "6f1d2c3a-8b4e-4f60-9a71-2c5d8e9f0a1b/gpu0/metadata.json");
   const nlohmann::json expected_metadata = nlohmann::json::parse(R"({
     "kind": "DeviceMetadata",
     "apiVersion": "metadata.resource.k8s.io/v1alpha1",
@@ -72,7 +73,7 @@ TEST(ClaimFiles, TheMetadataAndItsMountAreTheReferenceExample) {
   const nlohmann::json expected_mount = nlohmann::json::parse(R"({
     "cdiVersion": "0.5.0", "kind": "gpu-fabric-plugin.io/metadata",
     "devices": [{"name": "6f1d2c3a-8b4e-4f60-9a71-2c5d8e9f0a1b_gpu0", "containerEdits": {"mounts": [{
-      "hostPath": "/var/lib/kubelet/plugins/gpu-fabric-plugin.io/dra-device-metadata/default_virt-launcher-vm1-x7k2p-gpus-4q8zt/gpu0/metadata.json",
+      "hostPath": "/var/lib/kubelet/plugins/gpu-fabric-plugin.io/dra-device-metadata/6f1d2c3a-8b4e-4f60-9a71-2c5d8e9f0a1b/gpu0/metadata.json",
       "containerPath": "/var/run/kubernetes.io/dra-device-attributes/resourceclaimtemplates/gpus/gpu0/gpu-fabric-plugin.io-metadata.json",
       "options": ["ro", "bind"]}]}}]})");
   EXPECT_EQ(nlohmann::json::parse(mount.content), expected_mount);
@@ -89,9 +90,8 @@ TEST(ClaimFiles, ANamedClaimIsMountedUnderItsName) {
   EXPECT_EQ(json["devices"][0]["containerEdits"]["mounts"][0]["containerPath"],
             "/var/run/kubernetes.io/dra-device-attributes/resourceclaims/shared-gpus/gpu1/"
             "gpu-fabric-plugin.io-metadata.json");
-  const auto& metadata =
-      FileAt(files, kDirs.plugin_dir.string() +
-                        "/dra-device-metadata/default_shared-gpus/gpu1/metadata.json");
+  const auto& metadata = FileAt(
+      files, kDirs.plugin_dir.string() + "/dra-device-metadata/" + c.uid + "/gpu1/metadata.json");
   EXPECT_FALSE(nlohmann::json::parse(metadata.content).contains("podClaimName"));
 }
 
@@ -129,8 +129,7 @@ TEST(ClaimFiles, UnprepareRemovesEveryFileAndTheMetadataFolder) {
   for (const auto& file : ClaimFiles(c, kDirs)) {
     EXPECT_NE(std::find(paths.begin(), paths.end(), file.path), paths.end()) << file.path;
   }
-  EXPECT_EQ(paths.back(), kDirs.plugin_dir / "dra-device-metadata" /
-                              "default_virt-launcher-vm1-x7k2p-gpus-4q8zt");
+  EXPECT_EQ(paths.back(), kDirs.plugin_dir / "dra-device-metadata" / c.uid);
 }
 
 // kubevirt-dra-metadata.md §2-§4, as virt-launcher 1.9 reads a request's file: the first object

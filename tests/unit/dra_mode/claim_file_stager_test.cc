@@ -51,7 +51,7 @@ TEST_F(ClaimFileStagerTest, WhatItStagedComesBackAndIsRemovedWhenDropped) {
 
   { StagedFiles dropped = stager.Stage(dirs, Claim("vm-b")); }  // a Prepare that was refused
   EXPECT_TRUE(NothingStaged());
-  EXPECT_FALSE(fs::exists(dirs.plugin_dir / "dra-device-metadata" / "vms_vm-b"));
+  EXPECT_FALSE(fs::exists(dra::ClaimMetadataDir(Claim("vm-b"), dirs)));
 }
 
 TEST_F(ClaimFileStagerTest, AClaimThatCannotBeStagedComesBackNull) {
@@ -106,7 +106,7 @@ TEST_F(ClaimFileStagerTest, WithAReserveItMakesTheNextClaimsFoldersOnceQuiet) {
   ASSERT_TRUE(staged->Publish().ok());
   EXPECT_TRUE(dra::ClaimFilesPresent(dra::ClaimFiles(Claim("vm-a"), dirs)));
   struct stat published {};
-  ASSERT_EQ(::lstat((dirs.plugin_dir / "dra-device-metadata" / "vms_vm-a").c_str(), &published), 0);
+  ASSERT_EQ(::lstat(dra::ClaimMetadataDir(Claim("vm-a"), dirs).c_str(), &published), 0);
   EXPECT_TRUE(before.contains(published.st_ino));    // the claim's folder was a spare one
   const std::set<ino_t> after = wait_for_spares(2);  // made again once quiet after the staging
   ASSERT_EQ(after.size(), 2u);

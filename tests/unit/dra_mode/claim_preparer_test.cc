@@ -42,7 +42,7 @@ TEST_F(ClaimPreparerTest, FirstPrepareActivatesWritesFilesAndAnswersWithOneGet) 
   }
   EXPECT_TRUE(std::filesystem::is_regular_file(CdiSpec("u-1")));
   EXPECT_TRUE(std::filesystem::is_regular_file(settings_.dirs.plugin_dir / "dra-device-metadata" /
-                                               "vms_vm-a-gpus" / "gpu0" / "metadata.json"));
+                                               "u-1" / "gpu0" / "metadata.json"));
 }
 
 TEST_F(ClaimPreparerTest, RepeatedPrepareNeitherFetchesNorActivatesAgainAndRepairsLostFiles) {
@@ -109,7 +109,7 @@ TEST_F(ClaimPreparerTest, AFirstPreparePublishesTheFilesItStaged) {
   EXPECT_EQ(log.Count("debug", "writing its files in place"), 0) << log.text();
   EXPECT_TRUE(std::filesystem::is_regular_file(CdiSpec("u-1")));
   EXPECT_TRUE(std::filesystem::is_regular_file(settings_.dirs.plugin_dir / "dra-device-metadata" /
-                                               "vms_vm-a-gpus" / "gpu3" / "metadata.json"));
+                                               "u-1" / "gpu3" / "metadata.json"));
   // Nothing of the claim stays staged; empty spare folders for the next claim may be made.
   EXPECT_THAT(gfp::testing::LeftStaged(dra::ClaimStagingDir(settings_.dirs)), ::testing::IsEmpty());
 }
@@ -133,7 +133,7 @@ TEST_F(ClaimPreparerTest, AFirstPrepareShowsNoFileBeforeItsGrant) {
   ASSERT_EQ(preparer_->Prepare({"u-1", "vms", "vm-a-gpus"}).error, "");
   EXPECT_TRUE(std::filesystem::is_regular_file(CdiSpec("u-1")));
   EXPECT_TRUE(std::filesystem::is_regular_file(settings_.dirs.plugin_dir / "dra-device-metadata" /
-                                               "vms_vm-a-gpus" / "gpu0" / "metadata.json"));
+                                               "u-1" / "gpu0" / "metadata.json"));
 }
 
 // A Prepare FM refuses leaves nothing of what was staged for it.
@@ -160,8 +160,7 @@ TEST_F(ClaimPreparerTest, UnprepareDeactivatesRemovesFilesAndIsIdempotent) {
   EXPECT_EQ(api_.claim_gets, gets);
   EXPECT_TRUE(FmActive().empty());
   EXPECT_FALSE(std::filesystem::exists(CdiSpec("u-1")));
-  EXPECT_FALSE(
-      std::filesystem::exists(settings_.dirs.plugin_dir / "dra-device-metadata" / "vms_vm-a-gpus"));
+  EXPECT_FALSE(std::filesystem::exists(settings_.dirs.plugin_dir / "dra-device-metadata" / "u-1"));
   EXPECT_EQ(preparer_->Unprepare("u-1"), "");
   EXPECT_EQ(preparer_->Unprepare("never-seen"), "");
   world_->core().engine().Read([&](const sm::State& s) {
