@@ -273,8 +273,7 @@ Status ClaimPreparer::RemoveFilesAndRecord(const std::string& uid) {
         i < unpreparing->claim.requests.size() ? unpreparing->claim.requests[i] : "";
     claim.gpus.push_back({request, unpreparing->devices[i], {}});
   }
-  GFP_RETURN_IF_ERROR(
-      dra::RemoveClaimFiles(settings_.dirs, dra::ClaimPaths(claim, settings_.dirs)));
+  GFP_RETURN_IF_ERROR(dra::RemoveClaimFilesOf(settings_.dirs, claim));
   GFP_RETURN_IF_ERROR(
       core_.engine().Execute(sm::RecordClaimFilesRemoved{core_.Now(), uid}).status());
   core_.NoteChange();

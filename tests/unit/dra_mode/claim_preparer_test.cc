@@ -183,5 +183,17 @@ TEST_F(ClaimPreparerTest, ARefusedDeactivationIsAnErrorAndTheNextUnprepareFinish
   EXPECT_FALSE(std::filesystem::exists(CdiSpec("u-1")));
 }
 
+// A node upgraded from the layout keyed by <namespace>_<name>: the claim's Unprepare removes its
+// folder there too (its metadata names the claim's uid), not only the uid's.
+TEST_F(ClaimPreparerTest, UnprepareRemovesTheEarlierLayoutsFolderOfTheClaim) {
+  api_.claims["vms/vm-a-gpus"] = Claim("u-1", GpusOf(PartitionOfSize(2)));
+  ASSERT_EQ(preparer_->Prepare({"u-1", "vms", "vm-a-gpus"}).error, "");
+  const auto old_folder = settings_.dirs.plugin_dir / "dra-device-metadata" / "vms_vm-a-gpus";
+  std::filesystem::create_directories(old_folder / "gpu0");
+  std::ofstream(old_folder / "gpu0" / "metadata.json") << R"({"metadata":{"uid":"u-1"}})";
+  ASSERT_EQ(preparer_->Unprepare("u-1"), "");
+  EXPECT_FALSE(std::filesystem::exists(old_folder));
+}
+
 }  // namespace
 }  // namespace gfp::plugin::dra_mode
